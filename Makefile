@@ -1,0 +1,120 @@
+# ktrack top-level Makefile.
+#
+#   make              build ktrackctl, the kernel-side test programs and every
+#                     module for every target kernel found (6.1, 6.12, and the
+#                     running kernel when its headers are installed)
+#   make KDIR=DIR     build the modules against that kernel tree only
+#   make W=1 / C=1    extra kernel warnings / run sparse on the modules
+#   make setup        install what a Debian 12 machine needs (idempotent)
+#   make check        set up, build, host tests, then the in-VM suite on 6.1
+#                     and 6.12; ends with "N passed, N failed"
+#   make demo         a live ktrack session in the VM (6.12 by default)
+#   make vm-shell KVER=6.12   an interactive guest
+#   make bench        benchmarks (print numbers)
+#   make checkpatch   kernel coding style of the C module sources
+#   make format       clang-format the C++ sources
+SHELL := /bin/bash
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := $(ROOT)/build
+CACHE := $(BUILD)/cache
+KVER ?= 6.12
+JOBS ?= $(shell nproc)
+
+# Directories with a Kbuild file are module directories.
+MODULE_DIRS := $(patsubst $(ROOT)/%/Kbuild,%,$(wildcard $(ROOT)/kmod/Kbuild $(ROOT)/tests/kmod/*/Kbuild $(ROOT)/samples/*/Kbuild))
+
+# Target kernels: "SHORT RELEASE" lines written by scripts/setup.sh, plus the
+# running kernel when it has a build tree; KDIR=... replaces them all.
+ifneq ($(KDIR),)
+  KDIRS := $(abspath $(KDIR))
+else
+  KDIRS := $(sort $(foreach r,$(shell awk '{print $$2}' $(CACHE)/kernels.list 2>/dev/null) $(shell uname -r),$(wildcard /lib/modules/$(r)/build)))
+endif
+
+.PHONY: all setup user modules kernel-tests check host-test vm-test demo vm-shell bench \
+	sparse checkpatch format clean distclean help
+
+all: user modules kernel-tests
+
+help:
+	@sed -n '3,18p' $(ROOT)/Makefile | sed 's/^# \{0,1\}//'
+
+setup:
+	@$(ROOT)/scripts/setup.sh
+
+$(CACHE)/kernels.list:
+	@$(ROOT)/scripts/setup.sh
+
+# ---- userspace (CMake) ------------------------------------------------------
+$(BUILD)/user/CMakeCache.txt: CMakeLists.txt
+	cmake -S $(ROOT) -B $(BUILD)/user -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+user: $(BUILD)/user/CMakeCache.txt
+	cmake --build $(BUILD)/user -j $(JOBS)
+
+# ---- kernel modules ---------------------------------------------------------
+# Kbuild writes objects next to the sources, so each (kernel, directory) pair
+# gets a tree of symlinks under build/modules/RELEASE/ and is built there.
+modules: $(CACHE)/kernels.list
+	@set -e; [ -n "$(KDIRS)" ] || { echo "no kernel build tree found: run 'make setup' or pass KDIR=" >&2; exit 1; }; \
+	for kdir in $(KDIRS); do \
+	  case $$kdir in /lib/modules/*/build) rel=$$(basename $$(dirname $$kdir));; \
+	    *) rel=$$(cat $$kdir/include/config/kernel.release);; esac; \
+	  for d in $(MODULE_DIRS); do \
+	    out=$(BUILD)/modules/$$rel/$$d; mkdir -p $$out; \
+	    cp -rsf $(ROOT)/$$d/. $$out/; \
+	    find $$out -xtype l -delete; \
+	    echo "  KMOD    $$d  [$$rel]"; \
+	    $(MAKE) -s -C $$kdir M=$$out KTRACK_ROOT=$(ROOT) $(if $(W),W=$(W)) $(if $(C),C=$(C)) modules; \
+	  done; \
+	done
+
+sparse:
+	$(MAKE) modules C=2
+
+checkpatch: $(CACHE)/kernels.list
+	@files=$$(git -C $(ROOT) ls-files 'kmod/*.[ch]' 'tests/kmod/*.[ch]' 'samples/*.[ch]' ':!:samples/libktrack/*'); \
+	$(CACHE)/linux-src/scripts/checkpatch.pl --no-tree --quiet --terse \
+	  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,LINUX_VERSION_CODE,TRACE_PRINTK -f $$files
+
+# ---- kernel-side test programs (kselftest harness, run in the VM) -----------
+KTEST_SRCS := $(wildcard $(ROOT)/tests/kernel/*.c)
+KTEST_BINS := $(patsubst $(ROOT)/tests/kernel/%.c,$(BUILD)/tests/kernel/%,$(KTEST_SRCS))
+KTEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare \
+	-I$(ROOT)/include -I$(ROOT)/tests/kernel -I$(CACHE)/linux-src/tools/testing/selftests -D_GNU_SOURCE -pthread
+
+kernel-tests: $(KTEST_BINS)
+
+$(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kernel/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
+	@mkdir -p $(dir $@)
+	$(CC) $(KTEST_CFLAGS) -o $@ $< $(KTEST_LDLIBS)
+
+# ---- tests ------------------------------------------------------------------
+check:
+	@$(ROOT)/scripts/check.sh
+
+host-test: user
+	cd $(BUILD)/user && ctest --output-on-failure
+
+vm-test: all
+	$(ROOT)/tests/vm/run --kernel all -- $(ROOT)/tests/kernel/run-all
+
+# ---- interactive and demo ---------------------------------------------------
+demo: all
+	$(ROOT)/tests/vm/run --kernel $(KVER) -- $(ROOT)/scripts/demo.sh
+
+vm-shell: all
+	$(ROOT)/tests/vm/run --kernel $(KVER) --shell
+
+bench: all
+	$(ROOT)/bench/run
+
+format:
+	git -C $(ROOT) ls-files '*.cpp' '*.hpp' '*.cc' '*.h' ':!:kmod/*' ':!:include/*' ':!:tests/kmod/*' \
+	  ':!:tests/kernel/*' ':!:samples/*/*.h' | (cd $(ROOT) && xargs -r clang-format -i)
+
+clean:
+	rm -rf $(BUILD)/user $(BUILD)/modules $(BUILD)/tests $(BUILD)/vm/runs
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * compat.h - every kernel API that moved between 6.1 and 6.12, in one place,
+ * so that the logic files carry no LINUX_VERSION_CODE tests.
+ * One section per API; each says when and why it changed.
+ */
+#ifndef _KTRACK_COMPAT_H
+#define _KTRACK_COMPAT_H
+
+#include <linux/version.h>
+
+/*
+ * TRACE_EVENT string fields: 6.10 (commit 2c92ca849fcc) dropped the source
+ * argument of __assign_str(); the source is taken from __string() instead.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define ktrack_assign_str(dst, src)	__assign_str(dst)
+#else
+#define ktrack_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
+#endif /* _KTRACK_COMPAT_H */

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# make check: set up, build everything (modules with W=1, warnings fail),
+# run the host unit tests, the VM lane's self-test, then the in-VM suite on
+# every target kernel.  Ends with one line "N passed, N failed, N skipped".
+#
+#   KTRACK_KERNELS="6.1 6.12"   kernels to run the in-VM suite on
+#   KTRACK_TESTS="pattern ..."  only in-VM tests whose names match
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build=$root/build
+logs=$build/check
+mkdir -p "$logs"
+
+pass=0 fail=0 skip=0
+failures=()
+add() { # add PASS FAIL SKIP WHAT
+	pass=$((pass + $1)) fail=$((fail + $2)) skip=$((skip + $3))
+	(($2)) && failures+=("$4")
+	return 0
+}
+section() { printf '\n=== %s\n' "$*"; }
+
+section "setup"
+if ! "$root/scripts/setup.sh"; then
+	echo "setup failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+section "build (modules with W=1: any warning fails the build)"
+if make -C "$root" all W=1 >"$logs/build.log" 2>&1; then
+	warnings=$(grep -E 'warning:' "$logs/build.log" | sort -u || true)
+	if [ -n "$warnings" ]; then
+		echo "$warnings"
+		add 0 1 0 "build warnings"
+	else
+		echo "ok: built ktrackctl, modules and kernel tests (log: ${logs#"$root"/}/build.log)"
+		add 1 0 0 ""
+	fi
+else
+	tail -n 40 "$logs/build.log"
+	echo "the build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+section "host unit tests (ctest)"
+(cd "$build/user" && ctest --output-on-failure -j "$(nproc)") >"$logs/ctest.log" 2>&1
+tail -n 3 "$logs/ctest.log"
+line=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$logs/ctest.log" | tail -n1)
+total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+nfail=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
+if [ -z "$line" ]; then
+	grep -E 'No tests were found' "$logs/ctest.log" && add 0 1 0 "ctest found no tests" || add 0 1 0 "ctest"
+else
+	((nfail)) && grep -E '^\s+[0-9]+ - ' "$logs/ctest.log"
+	add $((total - nfail)) "$nfail" 0 "host unit tests"
+fi
+
+section "VM lane self-test (a planted WARN must fail the lane)"
+"$root/tests/vm/selftest" | tee "$logs/selftest.log"
+add "$(grep -c '^ok ' "$logs/selftest.log")" "$(grep -c '^not ok ' "$logs/selftest.log")" 0 "VM lane self-test"
+
+for k in ${KTRACK_KERNELS:-6.1 6.12}; do
+	section "in-VM suite on $k"
+	summary=$(mktemp)
+	# shellcheck disable=SC2086
+	"$root/tests/vm/run" --kernel "$k" -- bash -c \
+		'"$0" "$@"; rc=$?; cp "$KTRACK_VM_OUT/summary" '"$summary"'.tmp 2>/dev/null; exit $rc' \
+		"$root/tests/kernel/run-all" ${KTRACK_TESTS:-} 2>&1 | tee "$logs/vm-$k.log" |
+		grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test' 
+	rc=${PIPESTATUS[0]}
+	# The guest wrote its counts to its results share; the line is in the log too.
+	counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$logs/vm-$k.log" | tail -n1 |
+		sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
+	rm -f "$summary" "$summary.tmp"
+	if [ -z "$counts" ]; then
+		add 0 1 0 "in-VM suite on $k (no summary; exit $rc)"
+	else
+		read -r p f s <<<"$counts"
+		# A kernel splat fails the run even when every assertion passed.
+		if ((rc != 0 && f == 0)); then f=1; fi
+		add "$p" "$f" "$s" "in-VM suite on $k"
+	fi
+	grep -E '^ok [0-9]+.*# *SKIP' "$logs/vm-$k.log" | sed "s/^/skipped on $k: /" || true
+done
+
+section "summary"
+((${#failures[@]})) && printf 'failed: %s\n' "${failures[@]}"
+echo "$pass passed, $fail failed, $skip skipped"
+((fail == 0))

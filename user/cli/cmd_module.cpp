@@ -1,0 +1,86 @@
+// ktrackctl load | unload | status | version: the module's life cycle.
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "ktrack/device.hpp"
+#include "ktrack/error.hpp"
+#include "ktrack/module_loader.hpp"
+
+namespace ktrackctl {
+namespace {
+
+struct LoadOptions {
+  std::vector<std::string> params;
+  std::string module = "ktrack";
+};
+
+const Command load_cmd(10, [](CLI::App &app) {
+  auto opts = std::make_shared<LoadOptions>();
+  auto *cmd = app.add_subcommand("load", "Insert the ktrack module for the running kernel");
+  cmd->add_option("--param", opts->params, "Module parameter k=v (repeatable)");
+  cmd->add_option("--module", opts->module, "Module to load (default ktrack; e.g. a sample)");
+  cmd->footer(
+      "Looks for MODULE.ko in $KTRACK_MODULE_DIR, then in the build tree next to this\n"
+      "ktrackctl (build/modules/$(uname -r)/), then in /lib/modules.\n"
+      "Examples:\n  sudo ktrackctl load\n  sudo ktrackctl load --module ktrack_test_emit");
+  cmd->callback([opts] {
+    std::string params;
+    for (const auto &p : opts->params) {
+      if (p.find('=') == std::string::npos)
+        throw ktrack::UsageError(fmt::format("--param '{}' is not of the form key=value", p));
+      params += (params.empty() ? "" : " ") + p;
+    }
+    if (ktrack::load_module(opts->module, params))
+      fmt::print("{} loaded\n", opts->module);
+    else
+      fmt::print("{} is already loaded\n", opts->module);
+  });
+});
+
+const Command unload_cmd(11, [](CLI::App &app) {
+  auto module = std::make_shared<std::string>("ktrack");
+  auto *cmd = app.add_subcommand("unload", "Remove the ktrack module");
+  cmd->add_option("--module", *module, "Module to remove (default ktrack)");
+  cmd->footer("Fails with the reason when sessions still hold it.\nExample:\n  sudo ktrackctl unload");
+  cmd->callback([module] {
+    if (ktrack::unload_module(*module))
+      fmt::print("{} unloaded\n", *module);
+    else
+      fmt::print("{} is not loaded\n", *module);
+  });
+});
+
+const Command status_cmd(12, [](CLI::App &app) {
+  auto *cmd = app.add_subcommand("status", "Say whether ktrack is loaded, and its users");
+  cmd->footer("Example:\n  ktrackctl status");
+  cmd->callback([] {
+    ktrack::ModuleStatus st = ktrack::module_status("ktrack");
+    if (!st.loaded) {
+      fmt::print("ktrack: not loaded (kernel {})\n", ktrack::running_kernel_release());
+      auto file = ktrack::find_module_file("ktrack");
+      fmt::print("module file: {}\n", file ? file->string() : "none found; build it with 'make'");
+      return;
+    }
+    fmt::print("ktrack: loaded, state {}, version {}, {} user{}, taint '{}'\n", st.state, st.version,
+               st.refcount, st.refcount == 1 ? "" : "s", st.taint);
+  });
+});
+
+const Command version_cmd(13, [](CLI::App &app) {
+  auto *cmd = app.add_subcommand("version", "Print ktrackctl's and the loaded module's versions and features");
+  cmd->footer("Example:\n  ktrackctl version");
+  cmd->callback([] {
+    fmt::print("ktrackctl {} (ABI {})\n", KTRACK_VERSION, KTRACK_ABI_VERSION);
+    ktrack::Device dev;
+    ktrack::VersionInfo v = dev.version();
+    fmt::print("module    {} (ABI {}) on kernel {}\n", v.module_version, v.abi_version, v.kernel_release);
+    fmt::print("features  {}\n", ktrack::feature_names(v.features));
+    if (v.abi_version != KTRACK_ABI_VERSION)
+      throw ktrack::Error(fmt::format(
+          "the module speaks ABI {} but ktrackctl speaks {}: rebuild both from the same tree",
+          v.abi_version, KTRACK_ABI_VERSION));
+  });
+});
+
+}  // namespace
+}  // namespace ktrackctl

@@ -1,0 +1,27 @@
+// Reading /sys and /proc through a root that tests can redirect
+// ($KTRACK_SYSFS_ROOT, $KTRACK_PROCFS_ROOT), so checks like 'doctor' are
+// unit-testable on fake trees.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace ktrack {
+
+std::filesystem::path sysfs_root();   // "/sys" unless $KTRACK_SYSFS_ROOT
+std::filesystem::path procfs_root();  // "/proc" unless $KTRACK_PROCFS_ROOT
+
+// Contents of sysfs_root()/rel with trailing whitespace removed; nullopt
+// when it cannot be read.
+std::optional<std::string> read_sysfs_string(const std::string &rel);
+std::optional<std::string> read_procfs_string(const std::string &rel);
+
+// "Y"/"1" -> true; anything else or unreadable -> false.
+bool read_sysfs_flag(const std::string &rel);
+
+// The active lockdown mode ("none", "integrity", "confidentiality"), or ""
+// when securityfs does not say.
+std::string read_lockdown_mode();
+
+}  // namespace ktrack
