@@ -14,6 +14,7 @@
 #include <linux/utsname.h>
 
 #include <uapi/ktrack.h>
+#include "ktrack_internal.h"
 #include "ktrack_trace.h"
 
 #define KTRACK_MODULE_VERSION "0.1.0"
@@ -43,7 +44,7 @@ static int ktrack_release(struct inode *inode, struct file *file)
  * from 'min' up to 'ksize' are accepted; larger ones only when the bytes we
  * do not know are zero (copy_struct_from_user does that check).
  */
-static int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
+int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
 				const void __user *ubuf, u32 *usize)
 {
 	int ret;
@@ -80,9 +81,16 @@ static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
-	case KTRACK_IOC_VERSION:
+	if (_IOC_TYPE(cmd) != KTRACK_IOC_MAGIC)
+		return -ENOTTY;
+	if (cmd == KTRACK_IOC_VERSION)
 		return ktrack_ioctl_version(uarg);
+	/* Each part owns a range of command numbers (ktrack_internal.h). */
+	switch (_IOC_NR(cmd)) {
+	case 0x20 ... 0x2f:
+		return ktrack_probe_ioctl(NULL, cmd, uarg);
+	case 0x30 ... 0x3f:
+		return ktrack_objtrace_ioctl(NULL, cmd, uarg);
 	default:
 		return -ENOTTY;
 	}

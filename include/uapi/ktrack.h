@@ -159,5 +159,114 @@ struct ktrack_rec_stack {
 #define KTRACK_CLOCK_BOOT	2	/* ktime_get_boot_fast_ns() */
 
 #define KTRACK_SESSION_NAME_MAX	32
+#define KTRACK_MAX_BUF_PAGES	4096	/* per CPU: 16 MiB with 4 KiB pages */
+#define KTRACK_DEFAULT_BUF_PAGES 256	/* per CPU: 1 MiB */
+#define KTRACK_MAX_PID_FILTER	8
+
+/*
+ * Session configuration.  Set while stopped (EBUSY while running, or while
+ * the buffers are mapped and the size changes).  A fresh session has
+ * KTRACK_DEFAULT_BUF_PAGES, discard mode, local clock, no filters.
+ */
+struct ktrack_config {
+	__u32 size;
+	__u32 flags;		/* reserved, must be 0 */
+	__u32 buf_pages;	/* per CPU, power of two, 1..KTRACK_MAX_BUF_PAGES */
+	__u32 mode;		/* KTRACK_MODE_* */
+	__u32 clock;		/* KTRACK_CLOCK_* */
+	__u32 wakeup_bytes;	/* poll() wakes at >= this many unread bytes */
+	__u32 wakeup_percent;	/* ... or at this fill level (used when bytes is 0) */
+	__u32 nr_pids;		/* entries used in pids[]; 0 = every task */
+	__s32 pids[KTRACK_MAX_PID_FILTER];	/* record only these pids or tgids */
+	__u64 cpu_mask;		/* record only on these CPUs (bit n = CPU n); 0 = all */
+};
+
+/*
+ * Per-CPU counters.  Exact accounting: for each CPU,
+ *   produced = written + lost_full + lost_too_big   (discard mode)
+ *   written  = read + overwritten + unread          (overwrite mode)
+ */
+struct ktrack_cpu_stats {
+	__u32 cpu;
+	__u32 online;
+	__u64 written;		/* records committed to the ring */
+	__u64 lost_full;	/* dropped: buffer full (discard mode) */
+	__u64 lost_too_big;	/* dropped: larger than the buffer */
+	__u64 overwritten;	/* overwritten before being read (overwrite mode) */
+	__u64 bytes;		/* bytes committed */
+	__u64 read;		/* records consumed through read() */
+	__u64 filtered;		/* rejected by the pid/cpu filters */
+};
+
+struct ktrack_stats {
+	__u32 size;
+	__u32 nr_cpus;		/* in: entries in cpus_ptr; out: possible CPUs */
+	__u64 cpus_ptr;		/* user pointer to struct ktrack_cpu_stats[nr_cpus] */
+	__u32 state;		/* KTRACK_STATE_* */
+	__u32 __pad;
+};
+
+#define KTRACK_STATE_IDLE	0	/* configured, never started */
+#define KTRACK_STATE_RUNNING	1
+#define KTRACK_STATE_STOPPED	2
+
+/* Named sessions (ktrackctl session create|list|destroy, -s NAME). */
+struct ktrack_session_req {
+	__u32 size;
+	__u32 flags;		/* KTRACK_SESSION_F_* */
+	char name[KTRACK_SESSION_NAME_MAX];	/* NUL-terminated, [A-Za-z0-9_.-] */
+};
+
+#define KTRACK_SESSION_F_ALL	(1U << 0)	/* destroy: every named session */
+
+struct ktrack_session_info {
+	char name[KTRACK_SESSION_NAME_MAX];
+	__u64 id;
+	__u32 nr_fds;		/* open file descriptors attached */
+	__u32 state;		/* KTRACK_STATE_* */
+	__u32 nr_probes;
+	__u32 buf_pages;
+};
+
+struct ktrack_session_list {
+	__u32 size;
+	__u32 count;		/* in: entries at entries_ptr; out: sessions that exist */
+	__u64 entries_ptr;	/* user pointer to struct ktrack_session_info[count] */
+};
+
+/*
+ * mmap layout, per CPU c, with stride = 1 + buf_pages (in pages):
+ *   pgoff c * stride       : control page (struct ktrack_ring_ctrl), RW
+ *   pgoff c * stride + 1   : buf_pages data pages, read-only
+ * Positions are byte counts that only grow; offset in the data area is
+ * position & (data_size - 1).  A record never wraps: the writer pads the
+ * end of the area with a KTRACK_REC_PAD record.
+ */
+struct ktrack_ring_ctrl {
+	__u64 data_head;	/* kernel: end of committed data (release) */
+	__u64 data_tail;	/* reader: end of consumed data (reader stores) */
+	__u64 data_size;	/* bytes in the data area */
+	__u64 overwrite_seq;	/* overwrite mode: bumped when the kernel
+				 * moves data_tail itself (reader was lapped) */
+	__u32 cpu;
+	__u32 mode;		/* KTRACK_MODE_* of the session */
+	__u8 __reserved[4096 - 40];
+};
+
+#define KTRACK_IOC_SET_CONFIG	 _IOW(KTRACK_IOC_MAGIC, 0x01, struct ktrack_config)
+#define KTRACK_IOC_GET_CONFIG	 _IOWR(KTRACK_IOC_MAGIC, 0x02, struct ktrack_config)
+#define KTRACK_IOC_START	 _IO(KTRACK_IOC_MAGIC, 0x03)
+#define KTRACK_IOC_STOP		 _IO(KTRACK_IOC_MAGIC, 0x04)
+#define KTRACK_IOC_FLUSH	 _IO(KTRACK_IOC_MAGIC, 0x05)
+#define KTRACK_IOC_GET_STATS	 _IOWR(KTRACK_IOC_MAGIC, 0x06, struct ktrack_stats)
+#define KTRACK_IOC_SESSION_CREATE  _IOW(KTRACK_IOC_MAGIC, 0x07, struct ktrack_session_req)
+#define KTRACK_IOC_SESSION_ATTACH  _IOW(KTRACK_IOC_MAGIC, 0x08, struct ktrack_session_req)
+#define KTRACK_IOC_SESSION_DESTROY _IOW(KTRACK_IOC_MAGIC, 0x09, struct ktrack_session_req)
+#define KTRACK_IOC_SESSION_LIST	 _IOWR(KTRACK_IOC_MAGIC, 0x0a, struct ktrack_session_list)
+
+/* ------------------------------------------------------------------------
+ * Dynamic probes (issue 4): ioctl numbers 0x20..0x2f, owned by the probe
+ * work.  Object tracker (issue 5): 0x30..0x3f.
+ */
 
 #endif /* _UAPI_KTRACK_H */

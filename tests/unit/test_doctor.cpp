@@ -15,8 +15,9 @@ namespace {
 class FakeRoots : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / fs::path("ktrack-doctor-" + std::to_string(::getpid()) + "-" +
-                                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ =
+        fs::temp_directory_path() / fs::path("ktrack-doctor-" + std::to_string(::getpid()) + "-" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "sys/module");
     fs::create_directories(root_ / "proc");

@@ -67,7 +67,8 @@ const Command status_cmd(12, [](CLI::App &app) {
 });
 
 const Command version_cmd(13, [](CLI::App &app) {
-  auto *cmd = app.add_subcommand("version", "Print ktrackctl's and the loaded module's versions and features");
+  auto *cmd =
+      app.add_subcommand("version", "Print ktrackctl's and the loaded module's versions and features");
   cmd->footer("Example:\n  ktrackctl version");
   cmd->callback([] {
     fmt::print("ktrackctl {} (ABI {})\n", KTRACK_VERSION, KTRACK_ABI_VERSION);
@@ -76,9 +77,9 @@ const Command version_cmd(13, [](CLI::App &app) {
     fmt::print("module    {} (ABI {}) on kernel {}\n", v.module_version, v.abi_version, v.kernel_release);
     fmt::print("features  {}\n", ktrack::feature_names(v.features));
     if (v.abi_version != KTRACK_ABI_VERSION)
-      throw ktrack::Error(fmt::format(
-          "the module speaks ABI {} but ktrackctl speaks {}: rebuild both from the same tree",
-          v.abi_version, KTRACK_ABI_VERSION));
+      throw ktrack::Error(
+          fmt::format("the module speaks ABI {} but ktrackctl speaks {}: rebuild both from the same tree",
+                      v.abi_version, KTRACK_ABI_VERSION));
   });
 });
 

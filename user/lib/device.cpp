@@ -15,10 +15,14 @@ namespace ktrack {
 
 std::string feature_names(uint64_t f) {
   static const std::pair<uint64_t, const char *> names[] = {
-      {KTRACK_FEAT_RING, "ring"},           {KTRACK_FEAT_KPROBE, "kprobe"},
-      {KTRACK_FEAT_KRETPROBE, "kretprobe"}, {KTRACK_FEAT_FPROBE, "fprobe"},
-      {KTRACK_FEAT_FTRACE_OPS, "ftrace_ops"}, {KTRACK_FEAT_TRACEPOINT, "tracepoint"},
-      {KTRACK_FEAT_OBJTRACE, "objtrace"},   {KTRACK_FEAT_NAMED_SESS, "named-sessions"},
+      {KTRACK_FEAT_RING, "ring"},
+      {KTRACK_FEAT_KPROBE, "kprobe"},
+      {KTRACK_FEAT_KRETPROBE, "kretprobe"},
+      {KTRACK_FEAT_FPROBE, "fprobe"},
+      {KTRACK_FEAT_FTRACE_OPS, "ftrace_ops"},
+      {KTRACK_FEAT_TRACEPOINT, "tracepoint"},
+      {KTRACK_FEAT_OBJTRACE, "objtrace"},
+      {KTRACK_FEAT_NAMED_SESS, "named-sessions"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

@@ -22,8 +22,7 @@ CheckResult check_tracefs() {
   std::istringstream in(mounts);
   std::string dev, dir, type, rest;
   while (in >> dev >> dir >> type && std::getline(in, rest)) {
-    if (type == "tracefs")
-      return {"tracefs", CheckLevel::Ok, "tracefs is mounted at " + dir, ""};
+    if (type == "tracefs") return {"tracefs", CheckLevel::Ok, "tracefs is mounted at " + dir, ""};
   }
   return {"tracefs", CheckLevel::Fail, "tracefs is not mounted: TRACE_EVENTs are invisible",
           "mount it: sudo mount -t tracefs nodev /sys/kernel/tracing"};
@@ -31,8 +30,7 @@ CheckResult check_tracefs() {
 
 CheckResult check_lockdown() {
   std::string mode = read_lockdown_mode();
-  if (mode.empty())
-    return {"lockdown", CheckLevel::Ok, "no lockdown reported (securityfs silent)", ""};
+  if (mode.empty()) return {"lockdown", CheckLevel::Ok, "no lockdown reported (securityfs silent)", ""};
   if (mode == "none") return {"lockdown", CheckLevel::Ok, "kernel lockdown: none", ""};
   return {"lockdown", CheckLevel::Fail,
           fmt::format("kernel lockdown is '{}': unsigned modules are refused and kprobes, "
@@ -57,8 +55,8 @@ CheckResult check_sig_enforce() {
 CheckResult check_module_taints() {
   std::vector<std::string> bad;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(sysfs_root() / "module", ec);
-       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::directory_iterator(sysfs_root() / "module", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     auto taint = read_sysfs_string("module/" + name + "/taint");
     if (!taint) continue;
@@ -72,8 +70,7 @@ CheckResult check_module_taints() {
   std::string list;
   for (const auto &b : bad) list += (list.empty() ? "" : ", ") + b;
   return {"module_taint", CheckLevel::Warn,
-          "the kernel silently ignores the TRACE_EVENTs of these modules because of their taint: " +
-              list,
+          "the kernel silently ignores the TRACE_EVENTs of these modules because of their taint: " + list,
           "rebuild and load them without the offending taint (P: proprietary licence, F: forced "
           "load): declare MODULE_LICENSE(\"GPL\") and load with insmod, not insmod -f"};
 }
@@ -81,16 +78,15 @@ CheckResult check_module_taints() {
 CheckResult check_ktrack_loaded() {
   ModuleStatus st = module_status("ktrack");
   if (!st.loaded)
-    return {"ktrack", CheckLevel::Warn, "the ktrack module is not loaded",
-            "load it: sudo ktrackctl load"};
+    return {"ktrack", CheckLevel::Warn, "the ktrack module is not loaded", "load it: sudo ktrackctl load"};
   std::error_code ec;
   if (!fs::exists("/dev/ktrack", ec))
     return {"ktrack", CheckLevel::Fail, "ktrack is loaded but /dev/ktrack is missing",
             "is devtmpfs mounted on /dev? (mount -t devtmpfs devtmpfs /dev)"};
-  return {"ktrack", CheckLevel::Ok,
-          fmt::format("ktrack {} is loaded ({} user{})", st.version, st.refcount,
-                      st.refcount == 1 ? "" : "s"),
-          ""};
+  return {
+      "ktrack", CheckLevel::Ok,
+      fmt::format("ktrack {} is loaded ({} user{})", st.version, st.refcount, st.refcount == 1 ? "" : "s"),
+      ""};
 }
 
 CheckResult check_kprobes_enabled() {
@@ -104,8 +100,8 @@ CheckResult check_kprobes_enabled() {
 }  // namespace
 
 std::vector<CheckResult> run_doctor_checks() {
-  return {check_tracefs(), check_lockdown(), check_sig_enforce(), check_module_taints(),
-          check_ktrack_loaded(), check_kprobes_enabled()};
+  return {check_tracefs(),       check_lockdown(),      check_sig_enforce(),
+          check_module_taints(), check_ktrack_loaded(), check_kprobes_enabled()};
 }
 
 }  // namespace ktrack

@@ -7,8 +7,7 @@
 
 namespace ktrack {
 
-SysError::SysError(const std::string &action, int err)
-    : Error(explain_errno(action, err)), err_(err) {}
+SysError::SysError(const std::string &action, int err) : Error(explain_errno(action, err)), err_(err) {}
 
 namespace {
 
@@ -45,8 +44,7 @@ const char *generic_advice(int err) {
 
 std::string explain_errno(const std::string &action, int err) {
   const char *advice = generic_advice(err);
-  if (advice)
-    return fmt::format("cannot {}: {} ({})", action, advice, std::strerror(err));
+  if (advice) return fmt::format("cannot {}: {} ({})", action, advice, std::strerror(err));
   return fmt::format("cannot {}: {}", action, std::strerror(err));
 }
 

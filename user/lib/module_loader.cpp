@@ -84,17 +84,17 @@ std::string explain_insert_error(const std::string &name, const fs::path &file, 
             "module signature enforcement refuses the unsigned {} (sign it, or boot with "
             "module.sig_enforce=0)",
             file.string());
-      return fmt::format("the kernel refused to load {} (EPERM); is module loading disabled "
-                         "(/proc/sys/kernel/modules_disabled)?",
-                         file.string());
+      return fmt::format(
+          "the kernel refused to load {} (EPERM); is module loading disabled "
+          "(/proc/sys/kernel/modules_disabled)?",
+          file.string());
     case ENOEXEC:
       return fmt::format(
           "{} is not a module for this kernel ({}): rebuild it with 'make' against the running "
           "kernel's headers",
           file.string(), running_kernel_release());
     case EINVAL:
-      return fmt::format("the kernel rejected {} or its parameters: check 'dmesg | tail'",
-                         file.string());
+      return fmt::format("the kernel rejected {} or its parameters: check 'dmesg | tail'", file.string());
     default:
       return fmt::format("cannot load {}: {}", file.string(), std::strerror(err));
   }
@@ -111,7 +111,8 @@ std::string running_kernel_release() {
 std::optional<fs::path> find_module_file(const std::string &name) {
   const std::string rel = running_kernel_release();
   std::vector<fs::path> candidates;
-  if (const char *dir = std::getenv("KTRACK_MODULE_DIR")) candidates.push_back(fs::path(dir) / (name + ".ko"));
+  if (const char *dir = std::getenv("KTRACK_MODULE_DIR"))
+    candidates.push_back(fs::path(dir) / (name + ".ko"));
   // Build tree: BUILD/user/bin/ktrackctl -> BUILD/modules/REL/{kmod,tests/kmod/*,samples/*}/NAME.ko
   const fs::path exe = self_exe_dir();
   for (const fs::path &build : {exe.parent_path().parent_path(), fs::path(KTRACK_SOURCE_DIR) / "build"}) {
@@ -119,7 +120,8 @@ std::optional<fs::path> find_module_file(const std::string &name) {
     candidates.push_back(mods / "kmod" / (name + ".ko"));
     std::error_code ec;
     for (const char *sub : {"tests/kmod", "samples"}) {
-      for (auto it = fs::directory_iterator(mods / sub, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      for (auto it = fs::directory_iterator(mods / sub, ec); !ec && it != fs::directory_iterator();
+           it.increment(ec))
         candidates.push_back(it->path() / (name + ".ko"));
     }
   }
@@ -146,10 +148,10 @@ bool load_module(const std::string &name, const std::string &params) {
   if (module_status(name).loaded) return false;
   auto file = find_module_file(name);
   if (!file)
-    throw Error(fmt::format(
-        "no {}.ko for kernel {}: build it with 'make' (or set KTRACK_MODULE_DIR to the folder "
-        "that holds it)",
-        name, running_kernel_release()));
+    throw Error(
+        fmt::format("no {}.ko for kernel {}: build it with 'make' (or set KTRACK_MODULE_DIR to the folder "
+                    "that holds it)",
+                    name, running_kernel_release()));
   KmodCtx ctx = new_ctx();
   const std::string built_for = module_built_for(ctx.get(), *file);
   if (!built_for.empty() && built_for != running_kernel_release())
@@ -181,10 +183,10 @@ bool unload_module(const std::string &name) {
     throw Error(fmt::format("unloading {} needs root: run it with sudo", name));
   if (err == EBUSY || err == EAGAIN) {
     std::string who = st.holders.empty() ? "" : fmt::format(", used by {}", fmt::join(st.holders, ", "));
-    throw Error(fmt::format(
-        "{} is busy ({} user{}{}): close the programs that hold /dev/ktrack open and destroy "
-        "named sessions ('ktrackctl session destroy --all'), then unload again",
-        name, st.refcount, st.refcount == 1 ? "" : "s", who));
+    throw Error(
+        fmt::format("{} is busy ({} user{}{}): close the programs that hold /dev/ktrack open and destroy "
+                    "named sessions ('ktrackctl session destroy --all'), then unload again",
+                    name, st.refcount, st.refcount == 1 ? "" : "s", who));
   }
   throw Error(fmt::format("cannot unload {}: {}", name, std::strerror(err)));
 }

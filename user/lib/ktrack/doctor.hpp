@@ -11,7 +11,7 @@ namespace ktrack {
 enum class CheckLevel { Ok, Warn, Fail };
 
 struct CheckResult {
-  std::string name;     // short id, e.g. "tracefs"
+  std::string name;  // short id, e.g. "tracefs"
   CheckLevel level;
   std::string message;  // what was found
   std::string fix;      // what to do (empty when Ok)

@@ -12,10 +12,10 @@ namespace ktrack {
 
 struct ModuleStatus {
   bool loaded = false;
-  std::string state;     // "live", "coming", "going"
-  int refcount = 0;      // sessions and users holding it
-  std::string taint;     // letters from /sys/module/NAME/taint
-  std::string version;   // /sys/module/NAME/version
+  std::string state;    // "live", "coming", "going"
+  int refcount = 0;     // sessions and users holding it
+  std::string taint;    // letters from /sys/module/NAME/taint
+  std::string version;  // /sys/module/NAME/version
   std::vector<std::string> holders;
 };
 

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ktrack_internal.h - the contract between the parts of ktrack.ko:
+ *   transport (session.c, ring.c, ktrack_main.c): sessions and rings;
+ *   probes (probe*.c): ioctl numbers 0x20..0x2f;
+ *   object tracker (objtrace*.c): ioctl numbers 0x30..0x3f.
+ * Each part implements its hooks; the transport calls them.
+ */
+#ifndef _KTRACK_INTERNAL_H
+#define _KTRACK_INTERNAL_H
+
+#include <linux/types.h>
+#include <uapi/ktrack.h>
+
+struct ktrack_session;
+
+/*
+ * Writing records (transport).  Safe from any context: task, softirq,
+ * hardirq and NMI, nested; never sleeps, never allocates.
+ *
+ *   struct ktrack_reservation res;
+ *   struct my_payload *p = ktrack_ring_reserve(s, TYPE, sizeof(*p), &res);
+ *   if (p) { fill *p; ktrack_ring_commit(s, &res); }
+ *
+ * reserve() fills the record header (len, type, cpu, flags, ts, pid, tgid)
+ * and returns the payload, or NULL when the record is dropped (session not
+ * running, filtered, buffer full: counted in the stats).  Between reserve
+ * and commit the caller must not migrate (reserve disables preemption,
+ * commit re-enables it).
+ */
+struct ktrack_reservation {
+	void *rec;		/* the record header */
+	u32 len;		/* total length, header included */
+	int cpu;
+	unsigned long irqflags;	/* for the transport's use */
+	u64 pos;		/* for the transport's use */
+};
+
+void *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
+			  struct ktrack_reservation *res);
+void ktrack_ring_commit(struct ktrack_session *s, struct ktrack_reservation *res);
+
+/* reserve + memcpy + commit; returns 0 or -ENOSPC when dropped. */
+int ktrack_session_write(struct ktrack_session *s, u16 type,
+			 const void *payload, u32 len);
+
+/* Session time in the session's clock (what record headers carry). */
+u64 ktrack_session_clock(struct ktrack_session *s);
+
+/* Hooks implemented by the probe part (probe*.c). */
+long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd,
+			void __user *arg);
+/* Detach and free every probe of 's'; may sleep.  Called on teardown. */
+void ktrack_probe_session_release(struct ktrack_session *s);
+int ktrack_probe_init(void);
+void ktrack_probe_exit(void);
+
+/* Hooks implemented by the object tracker (objtrace*.c). */
+long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd,
+			   void __user *arg);
+void ktrack_objtrace_session_release(struct ktrack_session *s);
+int ktrack_objtrace_init(void);
+void ktrack_objtrace_exit(void);
+
+/* Extensible ioctl struct copy-in (see ktrack_main.c). */
+int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
+			 const void __user *ubuf, u32 *usize);
+
+#endif /* _KTRACK_INTERNAL_H */
