@@ -133,6 +133,8 @@ struct ktrack_rec_probe {
 	__u16 data_len;
 	__u64 ip;		/* probed function / address */
 	__u64 parent_ip;	/* caller (entry) or return address (exit) */
+	__u32 fault_mask;	/* bit i: fetch i faulted (see KTRACK_FETCH_FAULT) */
+	__u32 __pad;
 	__u8 data[];
 };
 
@@ -268,5 +270,235 @@ struct ktrack_ring_ctrl {
  * Dynamic probes (issue 4): ioctl numbers 0x20..0x2f, owned by the probe
  * work.  Object tracker (issue 5): 0x30..0x3f.
  */
+
+/*
+ * A probe is compiled in userspace (ktrackctl) into one self-contained blob:
+ * struct ktrack_probe_desc, then its sections at the offsets it names, all
+ * inside desc.size bytes.  The kernel checks every field and step before
+ * arming (EINVAL on anything out of range), so no blob can make a handler
+ * loop, overrun or read memory other than through a nofault copy.
+ *
+ * Record layout (struct ktrack_rec_probe.data[]): one slot per fetch, in
+ * order; slot i starts at the previous slot's end rounded up to the slot's
+ * alignment (min(elem size, 8); strings: 4).  A scalar slot holds 'size'
+ * bytes (native endian), an array 'size' * 'count' bytes, a string a __u32
+ * (offset << 16 | length) of its bytes (no NUL) relative to data[]; string
+ * bytes follow the slots.  A fetch that faults sets its bit in fault_mask
+ * and fills its slot with KTRACK_FETCH_FAULT bytes (strings: length 0).
+ */
+#define KTRACK_PROBE_DESC_VERSION 1
+#define KTRACK_PROBE_DESC_MAX	65536	/* largest blob */
+#define KTRACK_PROBE_NAME_MAX	32	/* [A-Za-z0-9_.-], NUL-terminated */
+#define KTRACK_PROBE_SYM_MAX	128	/* symbol, NUL-terminated */
+#define KTRACK_PROBE_MOD_MAX	56	/* module name, NUL-terminated */
+#define KTRACK_PROBE_MAX_FETCH	32
+#define KTRACK_PROBE_MAX_INSNS	64
+#define KTRACK_PROBE_MAX_FUNCS	1024	/* f probes */
+#define KTRACK_PROBE_MAX_STACK	64	/* stack_depth */
+#define KTRACK_PROBE_MAX_ACTIVE	4096	/* maxactive */
+#define KTRACK_PROBE_MAX_DATA	4096	/* fixed slots + strings per record */
+#define KTRACK_FETCH_MAX_DEREF	4	/* nesting of +OFF(...) */
+#define KTRACK_FETCH_MAX_ARRAY	64	/* elements of TYPE[N] */
+#define KTRACK_FETCH_MAX_STR	256	/* bytes kept of one string */
+#define KTRACK_FETCH_MAX_ARG	6	/* $arg1..$arg6 (x86-64 registers) */
+#define KTRACK_FETCH_NAME_MAX	24
+#define KTRACK_FETCH_FAULT	0xff	/* fill byte of a faulted slot */
+
+/* desc.kind */
+#define KTRACK_PROBE_KPROBE	1	/* p: SYM+OFFS or ADDR */
+#define KTRACK_PROBE_KRETPROBE	2	/* r: SYM */
+#define KTRACK_PROBE_FUNCS	3	/* f: funcs list, entry and/or exit */
+#define KTRACK_PROBE_TRACEPOINT	4	/* t: symbol = event name */
+
+/* desc.flags */
+#define KTRACK_PROBE_F_ENTRY	(1U << 0)	/* f: record entries */
+#define KTRACK_PROBE_F_EXIT	(1U << 1)	/* f: record exits */
+
+/* Fetch sources (ktrack_probe_fetch.src). */
+#define KTRACK_FETCH_SRC_ARG	1	/* param = 1..KTRACK_FETCH_MAX_ARG */
+#define KTRACK_FETCH_SRC_REG	2	/* param = byte offset in struct pt_regs */
+#define KTRACK_FETCH_SRC_RETVAL	3	/* exits only */
+#define KTRACK_FETCH_SRC_STACK	4	/* param = N of $stackN */
+#define KTRACK_FETCH_SRC_COMM	5	/* current->comm (type string) */
+#define KTRACK_FETCH_SRC_IMM	6	/* param (an address for @SYM) */
+#define KTRACK_FETCH_SRC_DURATION 7	/* exits only: ns since entry */
+#define KTRACK_FETCH_SRC_CPU	8
+#define KTRACK_FETCH_SRC_MAX	8
+
+/* Fetch types (ktrack_probe_fetch.type); size gives the width. */
+#define KTRACK_FETCH_T_U	1
+#define KTRACK_FETCH_T_S	2
+#define KTRACK_FETCH_T_X	3
+#define KTRACK_FETCH_T_STRING	4	/* kernel memory, size 1 */
+#define KTRACK_FETCH_T_USTRING	5	/* user memory, size 1 */
+#define KTRACK_FETCH_T_SYMBOL	6	/* size 8, printed as sym+off */
+#define KTRACK_FETCH_T_MAX	6
+
+/* ktrack_probe_fetch.flags */
+#define KTRACK_FETCH_F_USER	(1U << 0)	/* dereferences read user memory */
+
+/*
+ * One fetch: value = source; then for each of the nderef offsets but the
+ * last, value = *(u64 *)(value + off); the last one gives the address the
+ * final 'type' is read from (string types: the string's address, which is
+ * 'value' itself when nderef is 0).  Without deref, scalars keep the low
+ * 'size' bytes of the value.
+ */
+struct ktrack_probe_fetch {
+	char name[KTRACK_FETCH_NAME_MAX];	/* field name for decoders */
+	__u8 src;		/* KTRACK_FETCH_SRC_* */
+	__u8 type;		/* KTRACK_FETCH_T_* */
+	__u8 size;		/* element bytes: 1, 2, 4, 8 */
+	__u8 nderef;		/* 0..KTRACK_FETCH_MAX_DEREF */
+	__u16 count;		/* elements: 1, or N of TYPE[N] (needs a deref) */
+	__u16 flags;		/* KTRACK_FETCH_F_* */
+	__s64 param;
+	__s32 deref[KTRACK_FETCH_MAX_DEREF];
+};
+
+/*
+ * Filter program: postfix over a stack of booleans (max depth 16).  CMP
+ * pushes (field OP imm); AND/OR pop two and push one; NOT flips the top.
+ * The program must leave exactly one value.  Numeric fields compare as
+ * signed for s* fetches, unsigned otherwise; string fields (string fetches
+ * and comm) compare with EQ/NE/GLOB against strtab + str_off.
+ */
+#define KTRACK_FLT_CMP		1
+#define KTRACK_FLT_AND		2
+#define KTRACK_FLT_OR		3
+#define KTRACK_FLT_NOT		4
+
+#define KTRACK_FLT_EQ		1
+#define KTRACK_FLT_NE		2
+#define KTRACK_FLT_LT		3
+#define KTRACK_FLT_LE		4
+#define KTRACK_FLT_GT		5
+#define KTRACK_FLT_GE		6
+#define KTRACK_FLT_BITAND	7	/* (field & imm) != 0 */
+#define KTRACK_FLT_GLOB		8	/* string matches glob pattern */
+
+#define KTRACK_FLD_FETCH	1	/* field = fetch index (scalar or string) */
+#define KTRACK_FLD_PID		2
+#define KTRACK_FLD_TGID		3
+#define KTRACK_FLD_COMM		4
+#define KTRACK_FLD_CPU		5
+
+#define KTRACK_FLT_MAX_DEPTH	16
+
+struct ktrack_probe_insn {
+	__u8 op;		/* KTRACK_FLT_* */
+	__u8 cmp;		/* CMP: KTRACK_FLT_EQ.. */
+	__u8 field_kind;	/* CMP: KTRACK_FLD_* */
+	__u8 field;		/* CMP on KTRACK_FLD_FETCH: fetch index */
+	__u32 str_off;		/* string compares: offset in strtab */
+	__s64 imm;
+};
+
+struct ktrack_probe_desc {
+	__u32 size;		/* bytes of the whole blob */
+	__u16 version;		/* KTRACK_PROBE_DESC_VERSION */
+	__u16 hdr_size;		/* sizeof(struct ktrack_probe_desc) */
+	__u32 kind;		/* KTRACK_PROBE_KPROBE.. */
+	__u32 flags;		/* KTRACK_PROBE_F_* */
+	char name[KTRACK_PROBE_NAME_MAX];	/* unique in the session */
+	char module[KTRACK_PROBE_MOD_MAX];	/* "" = vmlinux or any */
+	char symbol[KTRACK_PROBE_SYM_MAX];	/* "" with addr != 0 */
+	__u64 addr;		/* p: absolute address when symbol is "" */
+	__u64 offset;		/* p: +OFFS */
+	__u64 hit_limit;	/* stop recording after this many hits; 0 = none */
+	__u32 maxactive;	/* r/f exit: concurrent instances; 0 = default */
+	__u32 stack_depth;	/* 0 or frames of a KTRACK_REC_STACK record */
+	__u16 nr_fetch;
+	__u16 nr_insns;
+	__u16 nr_funcs;		/* f: NUL-terminated names in funcs section */
+	__u16 __pad0;
+	__u32 fetch_off;	/* struct ktrack_probe_fetch[nr_fetch] */
+	__u32 insns_off;	/* struct ktrack_probe_insn[nr_insns] */
+	__u32 funcs_off;	/* f: names, back to back */
+	__u32 funcs_len;
+	__u32 strtab_off;	/* filter strings, NUL-terminated */
+	__u32 strtab_len;
+	__u32 spec_off;		/* the source text, NUL-terminated (display) */
+	__u32 spec_len;
+	__u32 __pad1;
+};
+
+/* How a probe is attached (ktrack_probe_info.mechanism). */
+#define KTRACK_MECH_KPROBE	1
+#define KTRACK_MECH_KRETPROBE	2
+#define KTRACK_MECH_FPROBE	3	/* 6.12+: one fprobe for all functions */
+#define KTRACK_MECH_KPROBE_FTRACE 4	/* no fprobe: kprobes (on ftrace) +
+					 * kretprobes per function */
+#define KTRACK_MECH_TRACEPOINT	5
+
+#define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
+#define KTRACK_PROBE_ST_ARMED	 2
+#define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */
+
+/*
+ * Add: errors beyond EINVAL (malformed) say why a valid probe cannot be
+ * armed: ENOENT symbol or event not found, EADDRNOTAVAIL symbol not unique
+ * (use MOD:SYM), EOPNOTSUPP not probeable (blacklisted, not a function
+ * start, notrace), EEXIST name in use in the session, EPERM kernel lockdown,
+ * ENOSPC too many probes.
+ */
+struct ktrack_probe_add {
+	__u32 size;
+	__u32 desc_size;	/* bytes at desc_ptr */
+	__u64 desc_ptr;		/* struct ktrack_probe_desc blob */
+	__u32 id;		/* out: probe id (records' probe_id) */
+	__u32 state;		/* out: KTRACK_PROBE_ST_* */
+	__u32 mechanism;	/* out: KTRACK_MECH_* */
+	__u32 __pad;
+};
+
+#define KTRACK_PROBE_DEL_ALL	(1U << 0)
+
+/* Delete by id (non-zero), else by name, or every probe of the session. */
+struct ktrack_probe_del {
+	__u32 size;
+	__u32 flags;		/* KTRACK_PROBE_DEL_* */
+	__u32 id;
+	__u32 __pad;
+	char name[KTRACK_PROBE_NAME_MAX];
+};
+
+struct ktrack_probe_info {
+	__u32 id;
+	__u32 kind;		/* KTRACK_PROBE_* */
+	__u32 mechanism;	/* KTRACK_MECH_* */
+	__u32 state;		/* KTRACK_PROBE_ST_* */
+	__u64 hits;		/* handler invocations */
+	__u64 misses;		/* missed by the kernel (maxactive, recursion) */
+	__u64 filtered;		/* rejected by the filter */
+	__u64 dropped;		/* not written: ring full, hit limit */
+	__u64 faults;		/* fetches that faulted */
+	__u32 nr_funcs;		/* functions attached (f), else 1 */
+	__u32 arm_count;	/* times armed (module reloads re-arm) */
+	__u32 desc_size;	/* bytes of the description (PROBE_GET) */
+	__u32 __pad;
+	char name[KTRACK_PROBE_NAME_MAX];
+	char target[KTRACK_PROBE_SYM_MAX];	/* MOD:SYM+OFF, event, 1st func */
+};
+
+struct ktrack_probe_list {
+	__u32 size;
+	__u32 count;		/* in: entries at entries_ptr; out: probes */
+	__u64 entries_ptr;	/* struct ktrack_probe_info[count] */
+};
+
+/* Copy a probe's description back (to decode its records elsewhere). */
+struct ktrack_probe_get {
+	__u32 size;
+	__u32 id;
+	__u32 desc_size;	/* in: bytes at desc_ptr; out: bytes needed */
+	__u32 __pad;
+	__u64 desc_ptr;
+};
+
+#define KTRACK_IOC_PROBE_ADD	_IOWR(KTRACK_IOC_MAGIC, 0x20, struct ktrack_probe_add)
+#define KTRACK_IOC_PROBE_DEL	_IOW(KTRACK_IOC_MAGIC, 0x21, struct ktrack_probe_del)
+#define KTRACK_IOC_PROBE_LIST	_IOWR(KTRACK_IOC_MAGIC, 0x22, struct ktrack_probe_list)
+#define KTRACK_IOC_PROBE_GET	_IOWR(KTRACK_IOC_MAGIC, 0x23, struct ktrack_probe_get)
 
 #endif /* _UAPI_KTRACK_H */
