@@ -46,7 +46,7 @@ $(CACHE)/kernels.list:
 	@$(ROOT)/scripts/setup.sh
 
 # ---- userspace (CMake) ------------------------------------------------------
-$(BUILD)/user/CMakeCache.txt: CMakeLists.txt
+$(BUILD)/user/CMakeCache.txt: CMakeLists.txt | $(CACHE)/kernels.list
 	cmake -S $(ROOT) -B $(BUILD)/user -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 user: $(BUILD)/user/CMakeCache.txt
@@ -74,8 +74,9 @@ sparse:
 
 checkpatch: $(CACHE)/kernels.list
 	@files=$$(git -C $(ROOT) ls-files 'kmod/*.[ch]' 'tests/kmod/*.[ch]' 'samples/*.[ch]' ':!:samples/libktrack/*'); \
-	$(CACHE)/linux-src/scripts/checkpatch.pl --no-tree --quiet --terse \
-	  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,LINUX_VERSION_CODE,TRACE_PRINTK -f $$files
+	$(CACHE)/linux-src/scripts/checkpatch.pl --no-tree --quiet --terse --show-types \
+	  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,LINUX_VERSION_CODE,CONSTANT_COMPARISON,MACRO_ARG_UNUSED \
+	  -f $$files | grep -v ' 0 errors, 0 warnings' ; test $${PIPESTATUS[0]} = 0
 
 # ---- kernel-side test programs (kselftest harness, run in the VM) -----------
 KTEST_SRCS := $(wildcard $(ROOT)/tests/kernel/*.c)
@@ -101,7 +102,7 @@ vm-test: all
 
 # ---- interactive and demo ---------------------------------------------------
 demo: all
-	$(ROOT)/tests/vm/run --kernel $(KVER) -- $(ROOT)/scripts/demo.sh
+	@$(ROOT)/tests/vm/run --kernel $(KVER) -- $(ROOT)/scripts/demo.sh
 
 vm-shell: all
 	$(ROOT)/tests/vm/run --kernel $(KVER) --shell

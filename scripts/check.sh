@@ -28,8 +28,10 @@ if ! "$root/scripts/setup.sh"; then
 	exit 1
 fi
 
-section "build (modules with W=1: any warning fails the build)"
-if make -C "$root" all W=1 >"$logs/build.log" 2>&1; then
+section "build (modules with W=1 and sparse: any warning fails the build)"
+# Start the modules from scratch so sparse (C=1) sees every file.
+rm -rf "$build/modules"
+if make -C "$root" all W=1 C=1 >"$logs/build.log" 2>&1; then
 	warnings=$(grep -E 'warning:' "$logs/build.log" | sort -u || true)
 	if [ -n "$warnings" ]; then
 		echo "$warnings"
@@ -43,6 +45,15 @@ else
 	echo "the build failed"
 	echo "0 passed, 1 failed"
 	exit 1
+fi
+
+section "kernel coding style (checkpatch)"
+if make -s -C "$root" checkpatch >"$logs/checkpatch.log" 2>&1; then
+	echo "ok: checkpatch is clean"
+	add 1 0 0 ""
+else
+	cat "$logs/checkpatch.log"
+	add 0 1 0 "checkpatch"
 fi
 
 section "host unit tests (ctest)"
