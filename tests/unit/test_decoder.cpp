@@ -28,7 +28,8 @@ std::string_view bytes_of(const T &v) {
   return {reinterpret_cast<const char *>(&v), sizeof(v)};
 }
 
-std::vector<uint8_t> probe_record(uint32_t probe_id, uint16_t ev, std::string_view data) {
+std::vector<uint8_t> probe_record(uint32_t probe_id, uint16_t ev, std::string_view data,
+                                  uint32_t fault_mask = 0) {
   std::string payload(offsetof(ktrack_rec_probe, data), '\0');
   ktrack_rec_probe p{};
   p.probe_id = probe_id;
@@ -36,6 +37,7 @@ std::vector<uint8_t> probe_record(uint32_t probe_id, uint16_t ev, std::string_vi
   p.data_len = static_cast<uint16_t>(data.size());
   p.ip = 0xffffffff81000010ull;
   p.parent_ip = 0xffffffff81000100ull;
+  p.fault_mask = fault_mask;
   std::memcpy(payload.data(), &p, payload.size());
   payload += data;
   std::vector<uint8_t> out;
@@ -224,7 +226,14 @@ TEST(Decoder, ProbeSchemaPerIdAndEvent) {
   EXPECT_EQ(ev.parent_ip, 0xffffffff81000100ull);
   EXPECT_EQ(ev.probe_event, KTRACK_PROBE_EV_ENTRY);
   EXPECT_EQ(ev.field("dfd")->s(), -100);
+  EXPECT_FALSE(ev.field("dfd")->faulted);
   EXPECT_EQ(ev.field("filename")->str(), "/tmp");
+
+  rec = probe_record(3, KTRACK_PROBE_EV_ENTRY, data, 2);
+  ASSERT_TRUE(dec.decode(rec, ev));
+  EXPECT_EQ(ev.fault_mask, 2u);
+  EXPECT_FALSE(ev.field("dfd")->faulted);
+  EXPECT_TRUE(ev.field("filename")->faulted);
 
   int64_t rv = -2;
   rec = probe_record(3, KTRACK_PROBE_EV_EXIT, bytes_of(rv));

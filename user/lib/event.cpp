@@ -499,6 +499,7 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
   ev.probe_event = 0;
   ev.has_ip = false;
   ev.ip = ev.parent_ip = 0;
+  ev.fault_mask = 0;
   ev.data = payload;
   ev.fields.clear();
 
@@ -511,6 +512,7 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
       ev.probe_event = p.event;
       ev.ip = p.ip;
       ev.parent_ip = p.parent_ip;
+      ev.fault_mask = p.fault_mask;
       ev.has_ip = true;
       ev.data = payload.subspan(fixed, std::min<size_t>(p.data_len, payload.size() - fixed));
     } else {
@@ -535,6 +537,8 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
   for (const FieldDesc &f : ev.schema->fields) {
     FieldValue v;
     v.desc = &f;
+    size_t idx = ev.fields.size();
+    v.faulted = idx < 32 && (ev.fault_mask >> idx) & 1;
     const uint32_t es = field_elem_size(f.type);
     if (f.type == FieldType::DynString) {
       if (size_t(f.offset) + 4 <= dsize) {

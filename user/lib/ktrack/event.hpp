@@ -154,6 +154,7 @@ struct FieldValue {
   const FieldDesc *desc = nullptr;
   bool valid = false;
   bool is_array = false;
+  bool faulted = false;  // probe fetch faulted (fault_mask bit): the value is filler
   uint64_t u = 0;
   const uint8_t *data = nullptr;
   uint32_t len = 0;    // bytes at data
@@ -205,6 +206,7 @@ struct Event {
   bool has_ip = false;
   uint64_t ip = 0;
   uint64_t parent_ip = 0;
+  uint32_t fault_mask = 0;  // bit i: field i's fetch faulted
 
   std::span<const uint8_t> raw;    // the whole record
   std::span<const uint8_t> data;   // the schema's data area
