@@ -240,19 +240,42 @@ struct ktrack_session_list {
  * mmap layout, per CPU c, with stride = 1 + buf_pages (in pages):
  *   pgoff c * stride       : control page (struct ktrack_ring_ctrl), RW
  *   pgoff c * stride + 1   : buf_pages data pages, read-only
+ * c runs over every possible CPU (ktrack_stats.nr_cpus).  A mapping may
+ * cover any page range; a range with data pages must be mapped without
+ * PROT_WRITE (EPERM otherwise) and can never become writable.  Mappings
+ * hold their pages: they stay readable (frozen) after the session ends,
+ * are not inherited by fork() and cannot grow.
+ *
  * Positions are byte counts that only grow; offset in the data area is
  * position & (data_size - 1).  A record never wraps: the writer pads the
- * end of the area with a KTRACK_REC_PAD record.
+ * end of the area with a KTRACK_REC_PAD record (a PAD may be only 8 bytes
+ * long: read its len and type only).
+ *
+ * Discard mode (perf-like): the reader reads records in [data_tail,
+ * data_head) (load data_head with acquire), then stores the new data_tail
+ * (release) and the number of non-PAD records before it in tail_index.
+ *
+ * Overwrite mode: the writer may reclaim the oldest records at any time.
+ * It moves 'oldest' forward (oldest_index counts the non-PAD records that
+ * lie before 'oldest') inside a seqcount: overwrite_seq is odd while it
+ * does.  A reader at position p with record index i must, after copying a
+ * record at p, re-read 'oldest' (seqcount-consistent): if oldest > p, the
+ * copy is invalid and the records in [p, oldest) are lost, exactly
+ * oldest_index - i of them; the reader resumes at 'oldest'.  Readers store
+ * data_tail/tail_index as in discard mode (read() and other readers resume
+ * from them); the kernel never trusts what userspace writes here.
  */
 struct ktrack_ring_ctrl {
 	__u64 data_head;	/* kernel: end of committed data (release) */
 	__u64 data_tail;	/* reader: end of consumed data (reader stores) */
 	__u64 data_size;	/* bytes in the data area */
-	__u64 overwrite_seq;	/* overwrite mode: bumped when the kernel
-				 * moves data_tail itself (reader was lapped) */
+	__u64 overwrite_seq;	/* overwrite mode: seqcount around 'oldest' */
 	__u32 cpu;
 	__u32 mode;		/* KTRACK_MODE_* of the session */
-	__u8 __reserved[4096 - 40];
+	__u64 oldest;		/* overwrite mode: oldest record still present */
+	__u64 oldest_index;	/* overwrite mode: non-PAD records before it */
+	__u64 tail_index;	/* reader: non-PAD records before data_tail */
+	__u8 __reserved[4096 - 64];
 };
 
 #define KTRACK_IOC_SET_CONFIG	 _IOW(KTRACK_IOC_MAGIC, 0x01, struct ktrack_config)
@@ -265,6 +288,31 @@ struct ktrack_ring_ctrl {
 #define KTRACK_IOC_SESSION_ATTACH  _IOW(KTRACK_IOC_MAGIC, 0x08, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_DESTROY _IOW(KTRACK_IOC_MAGIC, 0x09, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_LIST	 _IOWR(KTRACK_IOC_MAGIC, 0x0a, struct ktrack_session_list)
+
+/*
+ * read(2) on a session fd returns whole records (never a partial one, never
+ * PAD), concatenated, taken from the per-CPU rings in turn (not sorted by
+ * time: sort by hdr.ts to merge CPUs).  Lost-record markers appear where
+ * the gaps are (overwrite mode: KTRACK_REC_LOST with reason OVERWRITTEN and
+ * first_ts = last_ts = 0, i.e. unknown).  It blocks while the session runs
+ * and has no data (EAGAIN with O_NONBLOCK) and returns 0 (end of stream)
+ * once the session is stopped (or was never started) and drained.  A buffer
+ * smaller than the next record gives EINVAL.  An fd that has not been
+ * configured, started or attached yet attaches to the named session
+ * "default" on its first read() when that session exists, so
+ * 'cat /dev/ktrack > file' records it.  The stream is exactly what
+ * ktrackctl decodes as a raw record stream.
+ *
+ * write(2) inserts a KTRACK_REC_MARKER record (the text, NUL-terminated)
+ * on the current CPU: ENODATA if the session is not running, ENOSPC if the
+ * record was dropped (counted), E2BIG beyond KTRACK_MARKER_MAX bytes.
+ *
+ * poll(2): POLLIN when some CPU holds at least the wakeup watermark of
+ * unread bytes, or any unread byte after KTRACK_IOC_FLUSH / STOP; POLLHUP
+ * when the named session was destroyed.
+ */
+#define KTRACK_MARKER_MAX	4000
+#define KTRACK_DEFAULT_SESSION	"default"
 
 /* ------------------------------------------------------------------------
  * Dynamic probes (issue 4): ioctl numbers 0x20..0x2f, owned by the probe
