@@ -1,0 +1,457 @@
+// Trace file and raw stream: round trips, CPU merge, symbols and comms,
+// truncated and corrupted inputs (clear error, never a crash), formatters.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "ktrack/error.hpp"
+#include "ktrack/event.hpp"
+#include "ktrack/format.hpp"
+#include "ktrack/symbols.hpp"
+#include "ktrack/trace_file.hpp"
+
+using namespace ktrack;
+namespace fs = std::filesystem;
+
+namespace {
+
+ktrack_rec_hdr hdr(uint16_t type, uint16_t cpu, uint64_t ts, uint32_t pid = 100, uint32_t tgid = 100) {
+  ktrack_rec_hdr h{};
+  h.type = type;
+  h.cpu = cpu;
+  h.ts = ts;
+  h.pid = pid;
+  h.tgid = tgid;
+  return h;
+}
+
+template <typename T>
+std::string_view bytes_of(const T &v) {
+  return {reinterpret_cast<const char *>(&v), sizeof(v)};
+}
+
+std::vector<uint8_t> seq_record(uint16_t cpu, uint64_t ts, uint64_t seq) {
+  ktrack_rec_test_seq s{};
+  s.seq = seq;
+  s.run = 1;
+  std::vector<uint8_t> out;
+  append_record(out, hdr(KTRACK_REC_TEST_SEQ, cpu, ts), bytes_of(s));
+  return out;
+}
+
+std::string read_file(const fs::path &p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path &p, std::string_view data) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+const char *kKallsyms =
+    "ffffffff81000000 T _stext\n"
+    "ffffffff81001000 T do_sys_openat2\n"
+    "ffffffff81001200 t helper_fn\n"
+    "ffffffff81002000 D some_data\n"
+    "ffffffffc0001000 t mod_fn\t[mymod]\n"
+    "0000000000000000 T zero_sym\n"
+    "garbage line\n";
+
+class TraceFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ktrack-ff-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TraceMeta meta() {
+    TraceMeta m;
+    m.nr_cpus = 4;
+    m.clock = "mono";
+    m.kernel_release = "6.12.0-test";
+    m.hostname = "testhost";
+    m.session = "s1";
+    m.extra["mode"] = "discard";
+    return m;
+  }
+
+  // Writes 'n' test_seq records on 4 CPUs, drained CPU by CPU in rounds
+  // (the way the recorder sees them), plus a marker and a probe record.
+  fs::path make_file(size_t n, size_t per_round = 50) {
+    fs::path p = dir_ / "t.ktrack";
+    SchemaRegistry reg;
+    Schema s;
+    s.rec_type = KTRACK_REC_PROBE;
+    s.probe_id = 7;
+    s.name = "myprobe";
+    s.fields = {make_field("arg", FieldType::U32, 0)};
+    reg.add(s);
+    TraceWriter w(p.string(), meta(), reg, kKallsyms);
+    w.set_comm_resolver([](uint32_t pid) -> std::optional<std::string> {
+      if (pid == 100) return "proc100";
+      return std::nullopt;
+    });
+    uint64_t seq[4] = {};
+    size_t written = 0;
+    uint64_t t = 1000;
+    while (written < n) {
+      std::vector<uint8_t> batch[4];
+      for (size_t i = 0; i < per_round && written < n; i++, written++) {
+        uint16_t cpu = static_cast<uint16_t>((i * 7 + written) % 4);
+        auto r = seq_record(cpu, t++, seq[cpu]++);
+        batch[cpu].insert(batch[cpu].end(), r.begin(), r.end());
+      }
+      for (auto &b : batch) w.write_records(b);
+      w.flush();
+    }
+    std::vector<uint8_t> extra;
+    append_record(extra, hdr(KTRACK_REC_MARKER, 2, t++, 100, 100), std::string_view("the end\0", 8));
+    std::string probe(offsetof(ktrack_rec_probe, data), '\0');
+    ktrack_rec_probe pr{};
+    pr.probe_id = 7;
+    pr.event = KTRACK_PROBE_EV_ENTRY;
+    pr.data_len = 4;
+    pr.ip = 0xffffffff81001010ull;
+    pr.parent_ip = 0xffffffffc0001004ull;
+    std::memcpy(probe.data(), &pr, probe.size());
+    uint32_t arg = 33;
+    probe += bytes_of(arg);
+    append_record(extra, hdr(KTRACK_REC_PROBE, 1, t++, 555, 555), probe);
+    w.write_records(extra);
+    w.finish("cpu0_written=5\n");
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST(Crc32, KnownValue) { EXPECT_EQ(crc32(0, "123456789", 9), 0xCBF43926u); }
+
+TEST(Symbolizer, LookupAndFormat) {
+  Symbolizer s;
+  s.load(kKallsyms);
+  EXPECT_EQ(s.size(), 4u);  // data, zero and garbage lines skipped
+  EXPECT_EQ(s.format(0xffffffff81001010ull), "do_sys_openat2+0x10");
+  EXPECT_EQ(s.format(0xffffffff81001200ull), "helper_fn+0x0");
+  EXPECT_EQ(s.format(0xffffffffc0001004ull), "mod_fn+0x4 [mymod]");
+  EXPECT_EQ(s.format(0x1000), "0x1000");
+  EXPECT_EQ(s.format(0xffffffffc0001000ull + Symbolizer::kMaxOffset + 1), "0xffffffffc0101001");
+  Symbolizer moved = std::move(s);
+  EXPECT_EQ(moved.format(0xffffffff81001010ull), "do_sys_openat2+0x10");
+}
+
+TEST_F(TraceFile, RoundTripMergedByTimestamp) {
+  fs::path p = make_file(1000);
+  TraceReader r(p.string());
+  EXPECT_FALSE(r.info().raw_stream);
+  EXPECT_EQ(r.info().meta.nr_cpus, 4u);
+  EXPECT_EQ(r.info().meta.clock, "mono");
+  EXPECT_EQ(r.info().meta.kernel_release, "6.12.0-test");
+  EXPECT_EQ(r.info().meta.hostname, "testhost");
+  EXPECT_EQ(r.info().meta.session, "s1");
+  EXPECT_EQ(r.info().meta.extra.at("mode"), "discard");
+  Event ev;
+  uint64_t last_ts = 0, count = 0;
+  uint64_t next_seq[4] = {};
+  bool saw_marker = false, saw_probe = false;
+  while (r.next(ev)) {
+    EXPECT_GE(ev.ts, last_ts);
+    last_ts = ev.ts;
+    count++;
+    if (ev.type == KTRACK_REC_TEST_SEQ) {
+      EXPECT_EQ(ev.field("seq")->u, next_seq[ev.cpu]++);
+      EXPECT_EQ(ev.comm, "proc100");
+    } else if (ev.type == KTRACK_REC_MARKER) {
+      saw_marker = true;
+      EXPECT_EQ(ev.field("text")->str(), "the end");
+    } else if (ev.type == KTRACK_REC_PROBE) {
+      saw_probe = true;
+      EXPECT_EQ(ev.name, "myprobe");
+      EXPECT_EQ(ev.field("arg")->u, 33u);
+      EXPECT_EQ(r.symbols().format(ev.ip), "do_sys_openat2+0x10");
+      EXPECT_EQ(ev.comm, "");
+    }
+  }
+  EXPECT_EQ(count, 1002u);
+  EXPECT_TRUE(saw_marker);
+  EXPECT_TRUE(saw_probe);
+  EXPECT_EQ(r.info().totals.at("events"), "1002");
+  EXPECT_EQ(r.info().totals.at("cpu0_written"), "5");
+}
+
+TEST_F(TraceFile, SmallReorderWindowKeepsPerCpuOrder) {
+  fs::path p = make_file(20000, 4000);
+  TraceReader r(p.string(), 4096);  // far smaller than one round
+  Event ev;
+  uint64_t next_seq[4] = {};
+  uint64_t count = 0;
+  while (r.next(ev)) {
+    if (ev.type != KTRACK_REC_TEST_SEQ) continue;
+    ASSERT_EQ(ev.field("seq")->u, next_seq[ev.cpu]++);
+    count++;
+  }
+  EXPECT_EQ(count, 20000u);
+}
+
+TEST_F(TraceFile, TruncatedAtEveryLengthGivesErrorNotCrash) {
+  fs::path p = make_file(40, 10);
+  std::string data = read_file(p);
+  fs::path t = dir_ / "trunc";
+  size_t errors = 0;
+  for (size_t len = 1; len < data.size(); len += (len < 600 ? 1 : 41)) {
+    write_file(t, std::string_view(data).substr(0, len));
+    try {
+      TraceReader r(t.string());
+      Event ev;
+      uint64_t n = 0;
+      while (r.next(ev)) n++;
+      ADD_FAILURE() << "truncated file of " << len << " bytes decoded without an error (" << n << " events)";
+    } catch (const Error &e) {
+      errors++;
+      EXPECT_GT(std::strlen(e.what()), 10u);
+    }
+  }
+  EXPECT_GT(errors, 100u);
+}
+
+TEST_F(TraceFile, TruncationReportsEventsBeforeTheDamage) {
+  fs::path p = make_file(400, 100);
+  std::string data = read_file(p);
+  fs::path t = dir_ / "trunc";
+  write_file(t, std::string_view(data).substr(0, data.size() - 100));  // cuts END and part of the last chunk
+  TraceReader r(t.string());
+  Event ev;
+  uint64_t n = 0;
+  try {
+    while (r.next(ev)) n++;
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(n, 400u);  // every record chunk is intact; only the last (marker/probe) one is cut
+}
+
+TEST_F(TraceFile, CorruptedBytesGiveErrorNotCrash) {
+  fs::path p = make_file(200, 50);
+  std::string data = read_file(p);
+  std::mt19937 rng(7);
+  fs::path t = dir_ / "corrupt";
+  size_t detected = 0;
+  for (int iter = 0; iter < 300; iter++) {
+    std::string d = data;
+    int flips = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < flips; i++) d[8 + rng() % (d.size() - 8)] ^= static_cast<char>(1 + rng() % 255);
+    write_file(t, d);
+    try {
+      TraceReader r(t.string());
+      Event ev;
+      while (r.next(ev)) {
+      }
+    } catch (const Error &) {
+      detected++;
+    }
+  }
+  // Checksums catch every flip inside a chunk payload or header.
+  EXPECT_EQ(detected, 300u);
+}
+
+TEST_F(TraceFile, NotATraceFile) {
+  fs::path t = dir_ / "junk";
+  write_file(t, "hello, this is not a trace\n");
+  EXPECT_THROW(TraceReader r(t.string()), Error);
+  fs::path e = dir_ / "empty";
+  write_file(e, "");
+  TraceReader r(e.string());  // an empty raw stream: no events
+  Event ev;
+  EXPECT_FALSE(r.next(ev));
+  EXPECT_THROW(TraceReader(dir_ / "missing" / "x"), SysError);
+}
+
+TEST_F(TraceFile, WrongFormatVersionIsExplained) {
+  fs::path p = make_file(10);
+  std::string data = read_file(p);
+  ChunkHeader h;
+  std::memcpy(&h, data.data() + 8, sizeof(h));
+  std::string meta = data.substr(8 + sizeof(h), h.len);
+  size_t at = meta.find("format_version=1");
+  ASSERT_NE(at, std::string::npos);
+  meta[at + 15] = '9';
+  h.crc = crc32(0, meta.data(), meta.size());
+  std::memcpy(data.data() + 8, &h, sizeof(h));
+  data.replace(8 + sizeof(h), h.len, meta);
+  write_file(p, data);
+  try {
+    TraceReader r(p.string());
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("version 9"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TraceFile, RawStreamDecodesAndMerges) {
+  std::vector<uint8_t> raw;
+  // CPU 1's batch, then CPU 0's, as a per-CPU reader would return them.
+  for (uint64_t i = 0; i < 100; i++) {
+    auto r = seq_record(1, 2 * i + 1, i);
+    raw.insert(raw.end(), r.begin(), r.end());
+  }
+  append_record(raw, hdr(KTRACK_REC_PAD, 1, 0), std::string_view());
+  for (uint64_t i = 0; i < 100; i++) {
+    auto r = seq_record(0, 2 * i, i);
+    raw.insert(raw.end(), r.begin(), r.end());
+  }
+  fs::path p = dir_ / "raw";
+  write_file(p, std::string_view(reinterpret_cast<const char *>(raw.data()), raw.size()));
+  TraceReader r(p.string());
+  EXPECT_TRUE(r.info().raw_stream);
+  Event ev;
+  uint64_t expect_ts = 0;
+  while (r.next(ev)) {
+    ASSERT_EQ(ev.ts, expect_ts);
+    EXPECT_EQ(ev.cpu, expect_ts % 2);
+    expect_ts++;
+  }
+  EXPECT_EQ(expect_ts, 200u);
+
+  // Truncated raw stream: the events before the cut, then an error.
+  write_file(p, std::string_view(reinterpret_cast<const char *>(raw.data()), raw.size() - 5));
+  TraceReader t(p.string());
+  uint64_t n = 0;
+  EXPECT_THROW(
+      {
+        while (t.next(ev)) n++;
+      },
+      Error);
+  EXPECT_EQ(n, 199u);
+}
+
+TEST_F(TraceFile, RawStreamFromPipe) {
+  std::vector<uint8_t> raw;
+  for (uint64_t i = 0; i < 1000; i++) {
+    auto r = seq_record(0, i, i);
+    raw.insert(raw.end(), r.begin(), r.end());
+  }
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::thread writer([&] {
+    size_t off = 0;
+    while (off < raw.size()) {
+      size_t n = std::min<size_t>(333, raw.size() - off);  // records split across reads
+      ssize_t w = ::write(fds[1], raw.data() + off, n);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    ::close(fds[1]);
+  });
+  TraceReader r(fds[0], "pipe");
+  Event ev;
+  uint64_t n = 0;
+  while (r.next(ev)) ASSERT_EQ(ev.field("seq")->u, n++);
+  writer.join();
+  ::close(fds[0]);
+  EXPECT_EQ(n, 1000u);
+}
+
+TEST(Format, TextAndJsonOfKnownRecords) {
+  SchemaRegistry reg;
+  Schema s;
+  s.rec_type = KTRACK_REC_PROBE;
+  s.probe_id = 7;
+  s.name = "open";
+  s.fields = {make_field("fd", FieldType::S32, 0), make_field("flags", FieldType::X32, 4),
+              make_field("name", FieldType::DynString, 8, 4), make_field("v", FieldType::U16, 12, 6)};
+  reg.add(s);
+  CommTable comms;
+  comms.set(100, "bash");
+  Decoder dec(reg, &comms);
+  Symbolizer syms;
+  syms.load(kKallsyms);
+  FormatOptions opt{&syms};
+  Event ev;
+  fmt::memory_buffer out;
+
+  std::vector<uint8_t> rec;
+  append_record(rec, hdr(KTRACK_REC_MARKER, 1, 12000001234ull), std::string_view("hi \"x\"\n\0", 8));
+  ASSERT_TRUE(dec.decode(rec, ev));
+  format_text(ev, opt, out);
+  EXPECT_EQ(fmt::to_string(out),
+            "            bash-100     [001] 12.000001234: marker: text=\"hi \\\"x\\\"\\n\"\n");
+  out.clear();
+  format_json(ev, opt, out);
+  EXPECT_EQ(fmt::to_string(out),
+            "{\"ts\":12000001234,\"cpu\":1,\"pid\":100,\"tgid\":100,\"comm\":\"bash\",\"ctx\":\"task\","
+            "\"event\":\"marker\",\"type\":2,\"fields\":{\"text\":\"hi \\\"x\\\"\\n\"}}\n");
+
+  std::string probe(offsetof(ktrack_rec_probe, data), '\0');
+  ktrack_rec_probe pr{};
+  pr.probe_id = 7;
+  pr.event = KTRACK_PROBE_EV_EXIT;
+  pr.data_len = 24;
+  pr.ip = 0xffffffff81001000ull;
+  pr.parent_ip = 0xffffffffc0001004ull;
+  std::memcpy(probe.data(), &pr, probe.size());
+  std::string data(24, '\0');
+  int32_t fd = -2;
+  uint32_t flags = 0x8001, slot = (18u << 16) | 3u;
+  uint16_t v[3] = {1, 2, 3};
+  std::memcpy(data.data(), &fd, 4);
+  std::memcpy(data.data() + 4, &flags, 4);
+  std::memcpy(data.data() + 8, &slot, 4);
+  std::memcpy(data.data() + 12, v, 6);
+  std::memcpy(data.data() + 18, "a\x01z", 3);
+  probe += data;
+  rec.clear();
+  auto h = hdr(KTRACK_REC_PROBE, 0, 5, 9, 9);
+  h.flags = KTRACK_RECF_CTX_HARDIRQ;
+  append_record(rec, h, probe);
+  ASSERT_TRUE(dec.decode(rec, ev));
+  out.clear();
+  format_text(ev, opt, out);
+  EXPECT_EQ(
+      fmt::to_string(out),
+      "           <...>-9       [000] 0.000000005: open: (mod_fn+0x4 [mymod] <- do_sys_openat2+0x0) fd=-2 "
+      "flags=0x8001 name=\"a\\x01z\" v={1,2,3}\n");
+  out.clear();
+  format_json(ev, opt, out);
+  EXPECT_EQ(fmt::to_string(out),
+            "{\"ts\":5,\"cpu\":0,\"pid\":9,\"tgid\":9,\"comm\":null,\"ctx\":\"hardirq\",\"event\":\"open\","
+            "\"type\":16,\"probe_id\":7,\"probe_event\":\"exit\",\"ip\":\"do_sys_openat2+0x0\","
+            "\"parent_ip\":\"mod_fn+0x4 "
+            "[mymod]\",\"fields\":{\"fd\":-2,\"flags\":\"0x8001\",\"name\":\"a\\u0001z\","
+            "\"v\":[1,2,3]}}\n");
+
+  ktrack_rec_lost l{};
+  l.count = 3;
+  l.reason = KTRACK_LOST_FULL;
+  rec.clear();
+  append_record(rec, hdr(KTRACK_REC_LOST, 3, 7, 0, 0), bytes_of(l));
+  ASSERT_TRUE(dec.decode(rec, ev));
+  out.clear();
+  format_text(ev, opt, out);
+  EXPECT_EQ(fmt::to_string(out),
+            "          <idle>-0       [003] 0.000000007: lost: count=3 first_ts=0 last_ts=0 reason=full\n");
+
+  // A truncated payload prints as such.
+  rec.clear();
+  append_record(rec, hdr(KTRACK_REC_LOST, 3, 7, 0, 0), std::string_view("\x05\0\0\0\0\0\0\0", 8));
+  ASSERT_TRUE(dec.decode(rec, ev));
+  out.clear();
+  format_json(ev, opt, out);
+  EXPECT_NE(fmt::to_string(out).find("\"count\":5,\"first_ts\":null"), std::string::npos)
+      << fmt::to_string(out);
+}

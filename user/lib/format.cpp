@@ -1,0 +1,253 @@
+#include "ktrack/format.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "ktrack/error.hpp"
+
+namespace ktrack {
+
+namespace {
+
+using Buf = fmt::memory_buffer;
+
+inline void put(Buf &out, std::string_view s) { out.append(s); }
+
+const EnumName *enum_name(const FieldDesc &d, uint64_t v) {
+  for (const auto &e : d.enums)
+    if (e.value == v) return &e;
+  return nullptr;
+}
+
+void text_quote(Buf &out, std::string_view s) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c == '\n') {
+      put(out, "\\n");
+    } else if (c == '\t') {
+      put(out, "\\t");
+    } else if (c < 0x20 || c == 0x7f) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  out.push_back('"');
+}
+
+void hex_bytes(Buf &out, const uint8_t *p, uint32_t n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (uint32_t i = 0; i < n; i++) {
+    out.push_back(digits[p[i] >> 4]);
+    out.push_back(digits[p[i] & 15]);
+  }
+}
+
+void int_value(Buf &out, const FieldDesc &d, uint64_t v, const FormatOptions &opt, bool json) {
+  if (!d.enums.empty()) {
+    if (const EnumName *e = enum_name(d, v)) {
+      if (json)
+        json_escape_to(out, e->name);
+      else
+        put(out, e->name);
+      return;
+    }
+  }
+  switch (d.type) {
+    case FieldType::S8:
+    case FieldType::S16:
+    case FieldType::S32:
+    case FieldType::S64:
+      fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(v));
+      return;
+    case FieldType::X8:
+    case FieldType::X16:
+    case FieldType::X32:
+    case FieldType::X64:
+      if (json)
+        fmt::format_to(std::back_inserter(out), "\"0x{:x}\"", v);
+      else
+        fmt::format_to(std::back_inserter(out), "0x{:x}", v);
+      return;
+    case FieldType::Symbol:
+      if (json) {
+        Buf tmp;
+        if (opt.symbols)
+          opt.symbols->format_to(tmp, v);
+        else
+          fmt::format_to(std::back_inserter(tmp), "0x{:x}", v);
+        json_escape_to(out, std::string_view(tmp.data(), tmp.size()));
+      } else if (opt.symbols) {
+        opt.symbols->format_to(out, v);
+      } else {
+        fmt::format_to(std::back_inserter(out), "0x{:x}", v);
+      }
+      return;
+    default:
+      fmt::format_to(std::back_inserter(out), "{}", v);
+  }
+}
+
+void field_value(Buf &out, const FieldValue &f, const FormatOptions &opt, bool json) {
+  const FieldDesc &d = *f.desc;
+  if (f.faulted) {
+    put(out, json ? "null" : "(fault)");
+    return;
+  }
+  if (!f.valid) {
+    put(out, json ? "null" : "<truncated>");
+    return;
+  }
+  switch (d.type) {
+    case FieldType::String:
+    case FieldType::DynString:
+      if (json)
+        json_escape_to(out, f.str());
+      else
+        text_quote(out, f.str());
+      return;
+    case FieldType::Bytes:
+      if (json) out.push_back('"');
+      hex_bytes(out, f.data, f.len);
+      if (json) out.push_back('"');
+      return;
+    default:
+      break;
+  }
+  if (f.is_array) {
+    out.push_back(json ? '[' : '{');
+    for (uint32_t i = 0; i < f.count; i++) {
+      if (i) out.push_back(',');
+      int_value(out, d, f.at(i), opt, json);
+    }
+    out.push_back(json ? ']' : '}');
+    return;
+  }
+  int_value(out, d, f.u, opt, json);
+}
+
+void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt) {
+  if (opt.symbols)
+    opt.symbols->format_to(out, addr);
+  else
+    fmt::format_to(std::back_inserter(out), "0x{:x}", addr);
+}
+
+}  // namespace
+
+void json_escape_to(Buf &out, std::string_view s) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else if (c == '\n') {
+      put(out, "\\n");
+    } else if (c == '\t') {
+      put(out, "\\t");
+    } else {
+      // Control characters and non-ASCII bytes (kernel strings need not be
+      // UTF-8): \u00XX keeps every line valid JSON.
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+    }
+  }
+  out.push_back('"');
+}
+
+void format_text(const Event &ev, const FormatOptions &opt, Buf &out) {
+  std::string_view comm = ev.comm;
+  if (comm.empty()) comm = ev.pid == 0 ? std::string_view("<idle>") : std::string_view("<...>");
+  fmt::format_to(std::back_inserter(out), "{:>16}-{:<7} [{:03}] {}.{:09}: ", comm, ev.pid, ev.cpu,
+                 ev.ts / 1000000000u, ev.ts % 1000000000u);
+  put(out, ev.name);
+  put(out, ":");
+  if (ev.has_ip) {
+    put(out, " (");
+    if (ev.probe_event == KTRACK_PROBE_EV_EXIT) {
+      sym_or_hex(out, ev.parent_ip, opt);
+      put(out, " <- ");
+      sym_or_hex(out, ev.ip, opt);
+    } else {
+      sym_or_hex(out, ev.ip, opt);
+    }
+    put(out, ")");
+  }
+  for (const FieldValue &f : ev.fields) {
+    out.push_back(' ');
+    put(out, f.desc->name);
+    out.push_back('=');
+    field_value(out, f, opt, false);
+  }
+  out.push_back('\n');
+}
+
+void format_json(const Event &ev, const FormatOptions &opt, Buf &out) {
+  fmt::format_to(std::back_inserter(out), "{{\"ts\":{},\"cpu\":{},\"pid\":{},\"tgid\":{},\"comm\":", ev.ts,
+                 ev.cpu, ev.pid, ev.tgid);
+  if (ev.comm.empty())
+    put(out, "null");
+  else
+    json_escape_to(out, ev.comm);
+  put(out, ",\"ctx\":\"");
+  put(out, context_name(ev.context()));
+  put(out, "\",\"event\":");
+  json_escape_to(out, ev.name);
+  fmt::format_to(std::back_inserter(out), ",\"type\":{}", ev.type);
+  if (ev.has_ip) {
+    fmt::format_to(std::back_inserter(out), ",\"probe_id\":{},\"probe_event\":", ev.probe_id);
+    std::string_view pe = probe_event_name(ev.probe_event);
+    if (pe.empty())
+      fmt::format_to(std::back_inserter(out), "{}", ev.probe_event);
+    else
+      json_escape_to(out, pe);
+    Buf tmp;
+    sym_or_hex(tmp, ev.ip, opt);
+    put(out, ",\"ip\":");
+    json_escape_to(out, std::string_view(tmp.data(), tmp.size()));
+    tmp.clear();
+    sym_or_hex(tmp, ev.parent_ip, opt);
+    put(out, ",\"parent_ip\":");
+    json_escape_to(out, std::string_view(tmp.data(), tmp.size()));
+  }
+  put(out, ",\"fields\":{");
+  bool first = true;
+  for (const FieldValue &f : ev.fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    json_escape_to(out, f.desc->name);
+    out.push_back(':');
+    field_value(out, f, opt, true);
+  }
+  put(out, "}}\n");
+}
+
+BufferedOutput::~BufferedOutput() {
+  try {
+    flush();
+  } catch (const Error &) {
+    // Destructors must not throw; callers that care call flush() first.
+  }
+}
+
+void BufferedOutput::flush() {
+  size_t done = 0;
+  while (done < buf_.size()) {
+    ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      buf_.clear();
+      throw SysError("write output", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  buf_.clear();
+}
+
+}  // namespace ktrack

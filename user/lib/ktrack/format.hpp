@@ -1,0 +1,60 @@
+// Text (ftrace-like) and JSON-lines formatting of decoded Events, and a
+// buffered output sink.  Formatters append to a fmt::memory_buffer: no
+// per-record heap allocation once the buffer has grown.
+//
+//   text:  "            bash-1234    [001] 12.000001234: marker: text=\"hi\""
+//          i.e. comm-pid [cpu] seconds.nanoseconds: event: field=value ...
+//          probe records add "(sym+off)" after the event name on entry and
+//          "(return_site <- function)" on exit, like ftrace.
+//   json:  {"ts":12000001234,"cpu":1,"pid":1234,"tgid":1234,"comm":"bash",
+//           "ctx":"task","event":"marker","type":2,"fields":{"text":"hi"}}
+//          probe records add "probe_id", "probe_event", "ip", "parent_ip"
+//          (symbolized strings); integers are JSON numbers, x* fields and
+//          unresolved symbols "0x..." strings, bytes a hex string, arrays
+//          JSON arrays; fields a truncated record lacks are null.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ktrack/event.hpp"
+#include "ktrack/symbols.hpp"
+
+namespace ktrack {
+
+struct FormatOptions {
+  const Symbolizer *symbols = nullptr;  // null: addresses print as hex
+};
+
+// Appends one line (with '\n') per event.
+void format_text(const Event &ev, const FormatOptions &opt, fmt::memory_buffer &out);
+void format_json(const Event &ev, const FormatOptions &opt, fmt::memory_buffer &out);
+
+// Appends 's' as a JSON string literal (quotes included).
+void json_escape_to(fmt::memory_buffer &out, std::string_view s);
+
+// Buffers output and writes it to a file descriptor in large writes.
+class BufferedOutput {
+ public:
+  explicit BufferedOutput(int fd, size_t flush_at = 1 << 20) : fd_(fd), flush_at_(flush_at) {}
+  ~BufferedOutput();
+  BufferedOutput(const BufferedOutput &) = delete;
+  BufferedOutput &operator=(const BufferedOutput &) = delete;
+
+  fmt::memory_buffer &buf() { return buf_; }
+  // Writes the buffer out once it holds flush_at bytes.
+  void maybe_flush() {
+    if (buf_.size() >= flush_at_) flush();
+  }
+  // Writes everything; throws SysError (EPIPE included) on failure.
+  void flush();
+
+ private:
+  int fd_;
+  size_t flush_at_;
+  fmt::memory_buffer buf_;
+};
+
+}  // namespace ktrack

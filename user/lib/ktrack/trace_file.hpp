@@ -1,0 +1,197 @@
+// The ktrack trace file: self-describing, streamed, bounded memory.
+//
+// Layout: the 8-byte magic "KTRACKF1", then chunks, each a 16-byte header
+// {u32 type, u32 crc32 of the payload, u64 payload length} and the payload:
+//   META     "key=value" lines: format_version, abi_version, nr_cpus, clock,
+//            kernel_release, hostname, session, mode, buf_pages, ...
+//   SCHEMAS  SchemaRegistry::serialize() text (record and probe schemas);
+//            later SCHEMAS chunks add to/replace earlier ones
+//   KSYMS    a /proc/kallsyms snapshot (text symbols) for the Symbolizer
+//   COMMS    "pid comm" lines, written before the records that need them
+//   RECORDS  raw records (struct ktrack_rec_hdr + payload), any CPUs, each
+//            CPU's records in ring order
+//   END      "key=value" totals (events, bytes, lost, per-CPU stats)
+// Unknown chunk types are skipped, so new ones can be added compatibly.
+//
+// TraceReader also accepts the raw stream `cat /dev/ktrack > FILE` produces
+// (records back to back, no magic): built-in schemas, no symbols/comms.
+//
+// Readers merge the CPUs by timestamp with a bounded reorder window (each
+// CPU's order is always kept), so files larger than memory stream through.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <queue>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "ktrack/event.hpp"
+#include "ktrack/symbols.hpp"
+
+namespace ktrack {
+
+inline constexpr char kTraceMagic[8] = {'K', 'T', 'R', 'A', 'C', 'K', 'F', '1'};
+inline constexpr uint32_t kTraceFormatVersion = 1;
+
+enum class ChunkType : uint32_t { Meta = 1, Schemas = 2, Ksyms = 3, Comms = 4, Records = 5, End = 6 };
+
+struct ChunkHeader {
+  uint32_t type;
+  uint32_t crc;
+  uint64_t len;
+};
+static_assert(sizeof(ChunkHeader) == 16);
+
+inline constexpr uint64_t kMaxChunk = 256ull << 20;
+
+uint32_t crc32(uint32_t crc, const void *data, size_t len);
+
+// Parses "key=value" lines (later keys win; lines without '=' are ignored).
+std::map<std::string, std::string> parse_kv(std::string_view text);
+
+struct TraceMeta {
+  uint32_t nr_cpus = 0;
+  uint32_t abi_version = KTRACK_ABI_VERSION;
+  std::string clock;           // "local", "mono", "boot"
+  std::string kernel_release;  // of the traced machine
+  std::string hostname;
+  std::string session;                       // session name, empty for anonymous
+  std::map<std::string, std::string> extra;  // more key=value pairs
+  std::string to_text() const;
+};
+
+// Streams records into a trace file.  Memory: one chunk (1 MiB) plus the
+// comm table.  Throws SysError/Error on I/O failure.
+class TraceWriter {
+ public:
+  // 'path' "-" writes to stdout.  'kallsyms' is a /proc/kallsyms snapshot
+  // (may be empty).  The header chunks are written immediately.
+  TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
+              std::string_view kallsyms);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter &) = delete;
+  TraceWriter &operator=(const TraceWriter &) = delete;
+
+  // Resolves a pid's comm the first time a record carries it (default:
+  // /proc/PID/comm); set an empty function to record no comms.
+  void set_comm_resolver(std::function<std::optional<std::string>(uint32_t)> r) { resolver_ = std::move(r); }
+  void set_comm(uint32_t pid, std::string_view comm);
+  // Adds schemas (e.g. a probe attached after the header was written).
+  void add_schemas(const SchemaRegistry &schemas);
+  // Appends whole records (a ring drain); PAD records are dropped.  Throws
+  // Error if 'records' does not hold whole valid records.
+  void write_records(std::span<const uint8_t> records);
+  // Writes buffered records out as one chunk.
+  void flush();
+  // Flushes, writes the END chunk with 'totals' ("key=value" lines) and
+  // closes the file.  The destructor finishes a file that was not finished.
+  void finish(std::string_view totals = {});
+
+  uint64_t records() const { return records_; }
+  uint64_t bytes_written() const { return bytes_; }
+  uint64_t lost() const { return lost_; }  // sum of LOST record counts
+
+ private:
+  void write_chunk(ChunkType type, std::span<const uint8_t> payload);
+  void write_chunk(ChunkType type, std::string_view payload);
+  void note_pid(uint32_t pid);
+  void write_all(const void *p, size_t n);
+
+  int fd_ = -1;
+  bool own_fd_ = false;
+  bool finished_ = false;
+  std::string path_;
+  std::vector<uint8_t> chunk_;
+  std::string pending_comms_;
+  std::unordered_set<uint32_t> seen_pids_;
+  uint32_t last_pid_ = ~0u;
+  std::function<std::optional<std::string>(uint32_t)> resolver_;
+  uint64_t records_ = 0, bytes_ = 0, lost_ = 0;
+};
+
+struct TraceInfo {
+  bool raw_stream = false;  // a `cat /dev/ktrack` stream, not a trace file
+  TraceMeta meta;
+  std::map<std::string, std::string> totals;  // END chunk, once reached
+};
+
+// Reads a trace file or raw stream and yields Events merged by timestamp.
+class TraceReader {
+ public:
+  // 'path' "-" reads stdin.  Throws SysError when it cannot be opened and
+  // Error when it is neither a trace file nor a raw record stream.
+  explicit TraceReader(const std::string &path, size_t reorder_window = 64u << 20);
+  // Reads from an already open descriptor (not closed by the reader).
+  TraceReader(int fd, std::string name, size_t reorder_window = 64u << 20);
+  ~TraceReader();
+  TraceReader(const TraceReader &) = delete;
+  TraceReader &operator=(const TraceReader &) = delete;
+
+  // The next event in timestamp order.  'ev' refers to the reader's buffer
+  // and stays valid until the next call.  Returns false at the end; throws
+  // Error on a truncated or corrupted input, after every event before the
+  // damage was returned.
+  bool next(Event &ev);
+
+  const TraceInfo &info() const { return info_; }
+  const SchemaRegistry &schemas() const { return schemas_; }
+  // Registers more schemas (e.g. probe schemas for a raw stream).
+  void add_schema(Schema s) { schemas_.add(std::move(s)); }
+  const Symbolizer &symbols() const { return symbols_; }
+  Symbolizer &symbols() { return symbols_; }
+  CommTable &comms() { return comms_; }
+  uint64_t events() const { return events_; }
+  uint64_t lost() const { return lost_; }  // sum of LOST record counts seen
+
+ private:
+  struct CpuQueue {
+    std::vector<uint8_t> buf;
+    size_t head = 0;
+  };
+  struct HeapEntry {
+    uint64_t ts;
+    uint64_t seq;  // tie-break: arrival order
+    uint16_t cpu;
+    bool operator>(const HeapEntry &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
+  };
+
+  void open_input();
+  size_t read_some(uint8_t *p, size_t n);  // 0 at EOF
+  bool read_exact(void *p, size_t n, const char *what);
+  bool fill();  // reads one chunk / block; false at end of input
+  void push_records(std::span<const uint8_t> recs, uint64_t base_offset);
+  void fail(std::string msg);
+
+  int fd_ = -1;
+  bool own_fd_ = false;
+  std::string name_;
+  size_t window_;
+  TraceInfo info_;
+  SchemaRegistry schemas_;
+  Symbolizer symbols_;
+  CommTable comms_;
+  Decoder decoder_;
+
+  std::vector<uint8_t> inbuf_;  // read-ahead
+  size_t in_pos_ = 0, in_len_ = 0;
+  uint64_t offset_ = 0;  // bytes consumed from the input
+  bool eof_ = false;
+  std::optional<std::string> error_;
+  std::vector<uint8_t> chunk_;
+  std::vector<uint8_t> carry_;  // raw stream: partial record between blocks
+
+  std::vector<CpuQueue> cpus_;
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<HeapEntry>> heap_;
+  uint64_t seq_ = 0;
+  size_t buffered_ = 0;
+  std::vector<uint8_t> cur_;
+  uint64_t events_ = 0, lost_ = 0;
+};
+
+}  // namespace ktrack
