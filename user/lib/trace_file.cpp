@@ -367,24 +367,11 @@ void TraceReader::push_records(std::span<const uint8_t> recs, uint64_t base) {
     }
     ktrack_rec_hdr h;
     std::memcpy(&h, recs.data() + off, sizeof(h));
-    if (h.type != KTRACK_REC_PAD) {
-      if (h.cpu >= 8192) {
-        fail(fmt::format("{} is corrupted at byte {}: record claims CPU {}", name_, base + off, h.cpu));
-        return;
-      }
-      if (h.cpu >= cpus_.size()) cpus_.resize(h.cpu + 1u);
-      CpuQueue &q = cpus_[h.cpu];
-      if (q.head == q.buf.size()) {
-        q.buf.clear();
-        q.head = 0;
-        heap_.push({h.ts, seq_++, h.cpu});
-      } else if (q.head > (4u << 20) && q.head > q.buf.size() / 2) {
-        q.buf.erase(q.buf.begin(), q.buf.begin() + static_cast<std::ptrdiff_t>(q.head));
-        q.head = 0;
-      }
-      q.buf.insert(q.buf.end(), recs.data() + off, recs.data() + off + len);
-      buffered_ += len;
+    if (h.cpu >= RecordMerger::kMaxCpus) {
+      fail(fmt::format("{} is corrupted at byte {}: record claims CPU {}", name_, base + off, h.cpu));
+      return;
     }
+    merger_.push(recs.subspan(off, len));
     off += len;
   }
 }
@@ -488,27 +475,14 @@ bool TraceReader::fill() {
 }
 
 bool TraceReader::next(Event &ev) {
-  while (!eof_ && buffered_ < window_) fill();
-  if (heap_.empty()) {
+  while (!eof_ && merger_.buffered_bytes() < window_) fill();
+  if (!merger_.pop(cur_)) {
     if (error_) {
       std::string e = std::move(*error_);
       error_.reset();
       throw Error(e);
     }
     return false;
-  }
-  HeapEntry top = heap_.top();
-  heap_.pop();
-  CpuQueue &q = cpus_[top.cpu];
-  uint16_t len;
-  std::memcpy(&len, q.buf.data() + q.head, 2);
-  cur_.assign(q.buf.data() + q.head, q.buf.data() + q.head + len);
-  q.head += len;
-  buffered_ -= len;
-  if (q.head < q.buf.size()) {
-    uint64_t ts;
-    std::memcpy(&ts, q.buf.data() + q.head + offsetof(ktrack_rec_hdr, ts), 8);
-    heap_.push({ts, seq_++, top.cpu});
   }
   decoder_.decode(cur_, ev);
   events_++;

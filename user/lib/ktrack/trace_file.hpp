@@ -24,7 +24,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <queue>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "ktrack/event.hpp"
+#include "ktrack/merge.hpp"
 #include "ktrack/symbols.hpp"
 
 namespace ktrack {
@@ -150,17 +150,6 @@ class TraceReader {
   uint64_t lost() const { return lost_; }  // sum of LOST record counts seen
 
  private:
-  struct CpuQueue {
-    std::vector<uint8_t> buf;
-    size_t head = 0;
-  };
-  struct HeapEntry {
-    uint64_t ts;
-    uint64_t seq;  // tie-break: arrival order
-    uint16_t cpu;
-    bool operator>(const HeapEntry &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
-  };
-
   void open_input();
   size_t read_some(uint8_t *p, size_t n);  // 0 at EOF
   bool read_exact(void *p, size_t n, const char *what);
@@ -186,10 +175,7 @@ class TraceReader {
   std::vector<uint8_t> chunk_;
   std::vector<uint8_t> carry_;  // raw stream: partial record between blocks
 
-  std::vector<CpuQueue> cpus_;
-  std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<HeapEntry>> heap_;
-  uint64_t seq_ = 0;
-  size_t buffered_ = 0;
+  RecordMerger merger_;
   std::vector<uint8_t> cur_;
   uint64_t events_ = 0, lost_ = 0;
 };

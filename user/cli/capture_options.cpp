@@ -1,0 +1,38 @@
+#include "capture_options.hpp"
+
+#include <fmt/core.h>
+
+#include "ktrack/error.hpp"
+#include "ktrack/session.hpp"
+
+namespace ktrackctl {
+
+void add_capture_flags(CLI::App *cmd, CaptureFlags &f) {
+  cmd->add_option("-s,--session", f.session, "Use this named session (see 'ktrackctl session')");
+  cmd->add_option("-p,--pid", f.pids, "Record only these pids/tgids (repeatable, max 8)")
+      ->allow_extra_args(false);
+  cmd->add_option("-C,--cpu", f.cpus, "Record only on these CPUs (repeatable)")->allow_extra_args(false);
+  cmd->add_option("-c,--comm", f.comm, "Keep only records of tasks with this command name");
+  cmd->add_option("-d,--duration", f.duration, "Stop after this long (10s, 500ms, 2m)");
+  cmd->add_option("--buffer-pages", f.buf_pages, "Ring buffer pages per CPU (power of two)");
+  cmd->add_option("--mode", f.mode, "discard (drop newest when full) or overwrite (keep newest)");
+  cmd->add_option("--clock", f.clock, "Timestamp clock: local, mono or boot");
+}
+
+void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
+  o.session = f.session;
+  o.pids = f.pids;
+  o.cpus = f.cpus;
+  o.comm = f.comm;
+  if (!f.duration.empty()) o.duration = ktrack::parse_duration(f.duration);
+  if (f.buf_pages) {
+    if (f.buf_pages & (f.buf_pages - 1))
+      throw ktrack::UsageError(
+          fmt::format("--buffer-pages {} is not a power of two (e.g. 64, 256, 1024)", f.buf_pages));
+    o.buf_pages = f.buf_pages;
+  }
+  if (!f.mode.empty()) o.mode = ktrack::parse_mode(f.mode);
+  if (!f.clock.empty()) o.clock = ktrack::parse_clock(f.clock);
+}
+
+}  // namespace ktrackctl

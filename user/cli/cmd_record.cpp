@@ -1,0 +1,253 @@
+// ktrackctl trace | record | report: live decoding, recording to a file,
+// decoding a recorded file (or a raw `cat /dev/ktrack` stream).
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <memory>
+
+#include "capture_options.hpp"
+#include "command.hpp"
+#include "ktrack/capture.hpp"
+#include "ktrack/device.hpp"
+#include "ktrack/error.hpp"
+#include "ktrack/format.hpp"
+#include "ktrack/trace_file.hpp"
+
+namespace ktrackctl {
+namespace {
+
+// Output to stdout; a closed pipe (`| head`) ends the command quietly.
+bool write_or_pipe_closed(ktrack::BufferedOutput &out) {
+  try {
+    out.flush();
+    return true;
+  } catch (const ktrack::SysError &e) {
+    if (e.err() == EPIPE) return false;
+    throw;
+  }
+}
+
+struct TraceOpts {
+  ktrack::CaptureOptions cap;
+  CaptureFlags flags;
+  bool json = false;
+};
+
+const Command trace_cmd(30, [](CLI::App &app) {
+  auto o = std::make_shared<TraceOpts>();
+  auto *cmd = app.add_subcommand("trace", "Decode a session's records live to the terminal (or JSON lines)");
+  add_capture_flags(cmd, o->flags);
+  cmd->add_flag("--json", o->json, "One JSON object per line instead of text");
+  cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
+  cmd->footer(
+      "Without a spec, streams whatever the session receives: user markers (write() on a\n"
+      "session fd, 'ktrackctl marker'), ktrack_emit()/printf records of drivers, probes\n"
+      "already attached to a named session (-s).  Text lines read\n"
+      "  comm-pid [cpu] seconds.ns: event: field=value ...\n"
+      "Stop with Ctrl-C (every record up to the stop is shown) or -d.\n"
+      "Examples:\n"
+      "  sudo ktrackctl trace\n"
+      "  sudo ktrackctl trace -s default --json -d 5s\n"
+      "  sudo ktrackctl trace -c bash -C 0 --mode overwrite");
+  cmd->callback([o] {
+    apply_capture_flags(o->flags, o->cap);
+    ktrack::StopSignals signals;
+    ::signal(SIGPIPE, SIG_IGN);
+    ktrack::Capture cap(o->cap);
+    ktrack::Decoder dec(cap.schemas(), &cap.comms());
+    ktrack::Symbolizer syms;
+    syms.load(ktrack::Symbolizer::read_kallsyms());
+    ktrack::FormatOptions fo{syms.size() ? &syms : nullptr};
+    ktrack::BufferedOutput out(STDOUT_FILENO);
+    ktrack::Event ev;
+    std::atomic<bool> &stop = ktrack::StopSignals::flag();
+    bool closed = false;
+    cap.run(
+        [&](std::span<const uint8_t> rec) {
+          if (closed || !dec.decode(rec, ev)) return;
+          if (o->json)
+            ktrack::format_json(ev, fo, out.buf());
+          else
+            ktrack::format_text(ev, fo, out.buf());
+          if (out.buf().size() >= (1u << 20) && !write_or_pipe_closed(out)) {
+            closed = true;
+            stop.store(true);
+          }
+        },
+        stop,
+        [&](const ktrack::CaptureStatus &) {
+          if (!closed && !write_or_pipe_closed(out)) {
+            closed = true;
+            stop.store(true);
+          }
+        });
+    if (!closed) write_or_pipe_closed(out);
+  });
+});
+
+struct RecordOpts {
+  ktrack::CaptureOptions cap;
+  CaptureFlags flags;
+  std::string output;
+  bool quiet = false;
+};
+
+std::string kernel_release_of(const ktrack::Session &s) {
+  try {
+    return s.device().version().kernel_release;
+  } catch (const ktrack::Error &) {
+    return {};
+  }
+}
+
+const Command record_cmd(31, [](CLI::App &app) {
+  auto o = std::make_shared<RecordOpts>();
+  auto *cmd = app.add_subcommand("record", "Record a session's records to a self-describing file");
+  add_capture_flags(cmd, o->flags);
+  cmd->add_option("-o,--output", o->output, "File to write (- for stdout)")->required();
+  cmd->add_flag("-q,--quiet", o->quiet, "No status line and no summary");
+  cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
+  cmd->footer(
+      "The file holds the records plus what decoding needs on another machine: record\n"
+      "schemas (probes included), CPU count, clock, kernel release, hostname, process\n"
+      "names and a kallsyms snapshot.  Decode it with 'ktrackctl report FILE'.\n"
+      "When stderr is a terminal a status line shows events, bytes, lost and rates.\n"
+      "Ctrl-C, SIGTERM or the -d duration stop cleanly: the session is flushed, every\n"
+      "record up to the stop is written and the file is finished.\n"
+      "Examples:\n"
+      "  sudo ktrackctl record -o trace.ktrack\n"
+      "  sudo ktrackctl record -o trace.ktrack -d 10s --buffer-pages 1024\n"
+      "  sudo ktrackctl record -s mysession -o trace.ktrack -p 1234");
+  cmd->callback([o] {
+    apply_capture_flags(o->flags, o->cap);
+    ktrack::StopSignals signals;
+    ktrack::Capture cap(o->cap);
+    ktrack::TraceMeta meta;
+    meta.nr_cpus = cap.nr_cpus();
+    meta.clock = ktrack::clock_name(cap.config().clock);
+    meta.kernel_release = kernel_release_of(cap.session());
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) meta.hostname = host;
+    meta.session = o->cap.session;
+    meta.extra["mode"] = ktrack::mode_name(cap.config().mode);
+    meta.extra["buf_pages"] = std::to_string(cap.config().buf_pages);
+    meta.extra["ktrackctl_version"] = KTRACK_VERSION;
+    ktrack::TraceWriter writer(o->output, meta, cap.schemas(), ktrack::Symbolizer::read_kallsyms());
+    const bool status = !o->quiet && ::isatty(STDERR_FILENO);
+    uint64_t last_events = 0, last_bytes = 0;
+    double last_s = 0;
+    cap.run([&](std::span<const uint8_t> rec) { writer.write_records(rec); }, ktrack::StopSignals::flag(),
+            [&](const ktrack::CaptureStatus &st) {
+              if (!status) return;
+              double dt = st.seconds - last_s;
+              if (dt <= 0) dt = 1;
+              fmt::print(
+                  stderr, "\r\033[K{} events  {}  {} lost  {:.0f} events/s  {}/s", st.events,
+                  ktrack::human_bytes(writer.bytes_written()), st.lost, (st.events - last_events) / dt,
+                  ktrack::human_bytes(static_cast<uint64_t>((writer.bytes_written() - last_bytes) / dt)));
+              last_events = st.events;
+              last_bytes = writer.bytes_written();
+              last_s = st.seconds;
+            });
+    std::string totals;
+    ktrack::SessionStats st = cap.session().stats();
+    for (const auto &c : st.cpus)
+      totals += fmt::format("cpu{}=written:{} lost_full:{} lost_too_big:{} overwritten:{} bytes:{}\n", c.cpu,
+                            c.written, c.lost_full, c.lost_too_big, c.overwritten, c.bytes);
+    writer.finish(totals);
+    if (status) fmt::print(stderr, "\r\033[K");
+    if (!o->quiet)
+      fmt::print(stderr, "recorded {} events ({}), {} lost, in {:.1f} s to {}\n", writer.records(),
+                 ktrack::human_bytes(writer.bytes_written()), writer.lost(), cap.status().seconds, o->output);
+  });
+});
+
+struct ReportOpts {
+  std::string file;
+  bool json = false;
+  bool header = false;
+  std::vector<int32_t> pids;
+  std::vector<uint32_t> cpus;
+  std::string comm;
+};
+
+const Command report_cmd(32, [](CLI::App &app) {
+  auto o = std::make_shared<ReportOpts>();
+  auto *cmd = app.add_subcommand("report", "Decode a recorded file (or a raw 'cat /dev/ktrack' stream)");
+  cmd->add_option("file", o->file, "Recorded file, or - for stdin")->required();
+  cmd->add_flag("--json", o->json, "One JSON object per line instead of text");
+  cmd->add_flag("--header", o->header, "Print the file's header (machine, clock, schemas) first");
+  cmd->add_option("-p,--pid", o->pids, "Only these pids/tgids (repeatable)")->allow_extra_args(false);
+  cmd->add_option("-C,--cpu", o->cpus, "Only these CPUs (repeatable)")->allow_extra_args(false);
+  cmd->add_option("-c,--comm", o->comm, "Only this command name");
+  cmd->footer(
+      "Accepts files from 'ktrackctl record' and raw streams from 'cat /dev/ktrack > FILE'\n"
+      "(detected by the file's magic).  Events come merged by timestamp across CPUs.  A\n"
+      "raw stream carries no symbol map or process names: those come from this machine.\n"
+      "A truncated or damaged file is decoded up to the damage, then reported (exit 2).\n"
+      "Examples:\n"
+      "  ktrackctl report trace.ktrack\n"
+      "  ktrackctl report --json trace.ktrack | jq .event\n"
+      "  sudo cat /dev/ktrack > raw.bin; ktrackctl report raw.bin");
+  cmd->callback([o] {
+    ::signal(SIGPIPE, SIG_IGN);
+    ktrack::TraceReader reader(o->file);
+    if (reader.info().raw_stream) {
+      reader.symbols().load(ktrack::Symbolizer::read_kallsyms());
+      reader.comms().set_resolver(ktrack::proc_comm);
+    }
+    ktrack::BufferedOutput out(STDOUT_FILENO);
+    ktrack::FormatOptions fo{reader.symbols().size() ? &reader.symbols() : nullptr};
+    ktrack::Event ev;
+    bool header_done = !o->header;
+    auto print_header = [&] {
+      const auto &m = reader.info().meta;
+      if (reader.info().raw_stream) {
+        fmt::format_to(std::back_inserter(out.buf()), "# raw /dev/ktrack record stream\n");
+      } else {
+        fmt::format_to(std::back_inserter(out.buf()),
+                       "# host {} kernel {} cpus {} clock {} session {} abi {}\n# {} symbols\n", m.hostname,
+                       m.kernel_release, m.nr_cpus, m.clock, m.session.empty() ? "(anonymous)" : m.session,
+                       m.abi_version, reader.symbols().size());
+        for (const auto &[k, v] : m.extra) fmt::format_to(std::back_inserter(out.buf()), "# {}={}\n", k, v);
+        for (const ktrack::Schema *s : reader.schemas().all()) {
+          fmt::format_to(std::back_inserter(out.buf()), "# schema {} (type {}", s->name, s->rec_type);
+          if (s->rec_type == KTRACK_REC_PROBE && s->probe_id)
+            fmt::format_to(std::back_inserter(out.buf()), ", probe {}", s->probe_id);
+          out.buf().append(std::string_view("):"));
+          for (const auto &f : s->fields)
+            fmt::format_to(std::back_inserter(out.buf()), " {}:{}@{}", f.name,
+                           ktrack::field_type_name(f.type), f.offset);
+          out.buf().push_back('\n');
+        }
+      }
+      header_done = true;
+    };
+    try {
+      while (reader.next(ev)) {
+        if (!header_done) print_header();
+        if (!o->pids.empty() &&
+            std::find(o->pids.begin(), o->pids.end(), static_cast<int32_t>(ev.pid)) == o->pids.end() &&
+            std::find(o->pids.begin(), o->pids.end(), static_cast<int32_t>(ev.tgid)) == o->pids.end())
+          continue;
+        if (!o->cpus.empty() && std::find(o->cpus.begin(), o->cpus.end(), ev.cpu) == o->cpus.end()) continue;
+        if (!o->comm.empty() && ev.comm != o->comm) continue;
+        if (o->json)
+          ktrack::format_json(ev, fo, out.buf());
+        else
+          ktrack::format_text(ev, fo, out.buf());
+        if (out.buf().size() >= (1u << 20) && !write_or_pipe_closed(out)) return;
+      }
+      if (!header_done) print_header();
+    } catch (const ktrack::Error &) {
+      write_or_pipe_closed(out);
+      throw;
+    }
+    write_or_pipe_closed(out);
+  });
+});
+
+}  // namespace
+}  // namespace ktrackctl
