@@ -23,7 +23,7 @@ std::vector<uint8_t> rec(uint16_t type, uint16_t cpu, uint64_t ts, uint64_t seq)
   return out;
 }
 
-uint64_t seq_of(const std::vector<uint8_t> &r) {
+uint64_t seq_of(std::span<const uint8_t> r) {
   uint64_t s;
   std::memcpy(&s, r.data() + sizeof(ktrack_rec_hdr), 8);
   return s;
@@ -45,7 +45,7 @@ TEST(Merger, OrdersByTimestampKeepsPerCpuOrder) {
     }
   }
   m.push(rec(KTRACK_REC_PAD, 0, 0, 0));  // dropped
-  std::vector<uint8_t> out;
+  std::span<const uint8_t> out;
   uint64_t n = 0;
   while (m.pop(out)) {
     ktrack_rec_hdr h;
@@ -62,7 +62,7 @@ TEST(Merger, InterleavesCpusByTimestamp) {
   RecordMerger m;
   for (uint64_t i = 0; i < 10; i++) m.push(rec(KTRACK_REC_TEST_SEQ, 1, 2 * i + 1, i));
   for (uint64_t i = 0; i < 10; i++) m.push(rec(KTRACK_REC_TEST_SEQ, 0, 2 * i, i));
-  std::vector<uint8_t> out;
+  std::span<const uint8_t> out;
   uint64_t ts = 0;
   while (m.pop(out)) {
     ktrack_rec_hdr h;

@@ -111,7 +111,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   auto next_tick = t0 + std::chrono::seconds(1);
-  std::vector<uint8_t> rec;
+  std::span<const uint8_t> rec;
   auto push = [&](uint32_t, std::span<const std::byte> r) {
     merger_.push(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
   };

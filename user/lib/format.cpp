@@ -14,6 +14,42 @@ using Buf = fmt::memory_buffer;
 
 inline void put(Buf &out, std::string_view s) { out.append(s); }
 
+inline void put_u(Buf &out, uint64_t v) {
+  fmt::format_int f(v);
+  out.append(f.data(), f.data() + f.size());
+}
+
+inline void put_s(Buf &out, int64_t v) {
+  fmt::format_int f(v);
+  out.append(f.data(), f.data() + f.size());
+}
+
+inline void put_hex(Buf &out, uint64_t v) {
+  char tmp[18];
+  char *end = tmp + sizeof(tmp), *p = end;
+  do {
+    *--p = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  *--p = 'x';
+  *--p = '0';
+  out.append(p, end);
+}
+
+// Zero-padded decimal of exactly 'width' digits (v < 10^width).
+inline void put_u_padded(Buf &out, uint64_t v, int width) {
+  char tmp[20];
+  for (int i = width - 1; i >= 0; i--) {
+    tmp[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  out.append(tmp, tmp + width);
+}
+
+inline void pad(Buf &out, size_t n) {
+  for (size_t i = 0; i < n; i++) out.push_back(' ');
+}
+
 const EnumName *enum_name(const FieldDesc &d, uint64_t v) {
   for (const auto &e : d.enums)
     if (e.value == v) return &e;
@@ -62,16 +98,15 @@ void int_value(Buf &out, const FieldDesc &d, uint64_t v, const FormatOptions &op
     case FieldType::S16:
     case FieldType::S32:
     case FieldType::S64:
-      fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(v));
+      put_s(out, static_cast<int64_t>(v));
       return;
     case FieldType::X8:
     case FieldType::X16:
     case FieldType::X32:
     case FieldType::X64:
-      if (json)
-        fmt::format_to(std::back_inserter(out), "\"0x{:x}\"", v);
-      else
-        fmt::format_to(std::back_inserter(out), "0x{:x}", v);
+      if (json) out.push_back('"');
+      put_hex(out, v);
+      if (json) out.push_back('"');
       return;
     case FieldType::Symbol:
       if (json) {
@@ -79,16 +114,16 @@ void int_value(Buf &out, const FieldDesc &d, uint64_t v, const FormatOptions &op
         if (opt.symbols)
           opt.symbols->format_to(tmp, v);
         else
-          fmt::format_to(std::back_inserter(tmp), "0x{:x}", v);
+          put_hex(tmp, v);
         json_escape_to(out, std::string_view(tmp.data(), tmp.size()));
       } else if (opt.symbols) {
         opt.symbols->format_to(out, v);
       } else {
-        fmt::format_to(std::back_inserter(out), "0x{:x}", v);
+        put_hex(out, v);
       }
       return;
     default:
-      fmt::format_to(std::back_inserter(out), "{}", v);
+      put_u(out, v);
   }
 }
 
@@ -134,7 +169,7 @@ void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt) {
   if (opt.symbols)
     opt.symbols->format_to(out, addr);
   else
-    fmt::format_to(std::back_inserter(out), "0x{:x}", addr);
+    put_hex(out, addr);
 }
 
 }  // namespace
@@ -163,8 +198,23 @@ void json_escape_to(Buf &out, std::string_view s) {
 void format_text(const Event &ev, const FormatOptions &opt, Buf &out) {
   std::string_view comm = ev.comm;
   if (comm.empty()) comm = ev.pid == 0 ? std::string_view("<idle>") : std::string_view("<...>");
-  fmt::format_to(std::back_inserter(out), "{:>16}-{:<7} [{:03}] {}.{:09}: ", comm, ev.pid, ev.cpu,
-                 ev.ts / 1000000000u, ev.ts % 1000000000u);
+  // "{:>16}-{:<7} [{:03}] {}.{:09}: " without the format-string machinery.
+  if (comm.size() < 16) pad(out, 16 - comm.size());
+  put(out, comm);
+  out.push_back('-');
+  fmt::format_int pid(ev.pid);
+  out.append(pid.data(), pid.data() + pid.size());
+  if (pid.size() < 7) pad(out, 7 - pid.size());
+  put(out, " [");
+  if (ev.cpu < 1000)
+    put_u_padded(out, ev.cpu, 3);
+  else
+    put_u(out, ev.cpu);
+  put(out, "] ");
+  put_u(out, ev.ts / 1000000000u);
+  out.push_back('.');
+  put_u_padded(out, ev.ts % 1000000000u, 9);
+  put(out, ": ");
   put(out, ev.name);
   put(out, ":");
   if (ev.has_ip) {
@@ -188,8 +238,15 @@ void format_text(const Event &ev, const FormatOptions &opt, Buf &out) {
 }
 
 void format_json(const Event &ev, const FormatOptions &opt, Buf &out) {
-  fmt::format_to(std::back_inserter(out), "{{\"ts\":{},\"cpu\":{},\"pid\":{},\"tgid\":{},\"comm\":", ev.ts,
-                 ev.cpu, ev.pid, ev.tgid);
+  put(out, "{\"ts\":");
+  put_u(out, ev.ts);
+  put(out, ",\"cpu\":");
+  put_u(out, ev.cpu);
+  put(out, ",\"pid\":");
+  put_u(out, ev.pid);
+  put(out, ",\"tgid\":");
+  put_u(out, ev.tgid);
+  put(out, ",\"comm\":");
   if (ev.comm.empty())
     put(out, "null");
   else
@@ -198,7 +255,8 @@ void format_json(const Event &ev, const FormatOptions &opt, Buf &out) {
   put(out, context_name(ev.context()));
   put(out, "\",\"event\":");
   json_escape_to(out, ev.name);
-  fmt::format_to(std::back_inserter(out), ",\"type\":{}", ev.type);
+  put(out, ",\"type\":");
+  put_u(out, ev.type);
   if (ev.has_ip) {
     fmt::format_to(std::back_inserter(out), ",\"probe_id\":{},\"probe_event\":", ev.probe_id);
     std::string_view pe = probe_event_name(ev.probe_event);

@@ -11,41 +11,94 @@
 
 namespace ktrack {
 
-void RecordMerger::push(std::span<const uint8_t> rec) {
+RecordMerger::RecordMerger() = default;
+RecordMerger::~RecordMerger() = default;
+
+RecordMerger::Block *RecordMerger::new_block() {
+  if (!free_.empty()) {
+    Block *b = free_.back();
+    free_.pop_back();
+    b->data.clear();
+    b->live = 0;
+    return b;
+  }
+  blocks_.push_back(std::make_unique<Block>());
+  return blocks_.back().get();
+}
+
+void RecordMerger::release(Block *b) {
+  if (b && b->live == 0 && b != current_ && b != popped_from_) free_.push_back(b);
+}
+
+void RecordMerger::add(Block *b, uint32_t off) {
   ktrack_rec_hdr h;
-  std::memcpy(&h, rec.data(), sizeof(h));
+  std::memcpy(&h, b->data.data() + off, sizeof(h));
   if (h.type == KTRACK_REC_PAD) return;
   if (h.cpu >= kMaxCpus) throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
   if (h.cpu >= cpus_.size()) cpus_.resize(h.cpu + 1u);
-  CpuQueue &q = cpus_[h.cpu];
-  if (q.head == q.buf.size()) {
-    q.buf.clear();
-    q.head = 0;
-    heap_.push({h.ts, seq_++, h.cpu});
-  } else if (q.head > (4u << 20) && q.head > q.buf.size() / 2) {
-    q.buf.erase(q.buf.begin(), q.buf.begin() + static_cast<std::ptrdiff_t>(q.head));
-    q.head = 0;
-  }
-  size_t len = h.len;
-  q.buf.insert(q.buf.end(), rec.data(), rec.data() + len);
-  buffered_ += len;
+  auto &q = cpus_[h.cpu];
+  if (q.empty()) heap_.push({h.ts, seq_++, h.cpu});
+  q.push_back({b, off, h.len, h.ts});
+  b->live++;
+  buffered_ += h.len;
 }
 
-bool RecordMerger::pop(std::vector<uint8_t> &out) {
+void RecordMerger::push(std::span<const uint8_t> rec) {
+  uint16_t len;
+  std::memcpy(&len, rec.data(), 2);
+  // Appending must never reallocate: refs point into the block.
+  if (!current_ || current_->data.size() + len > current_->data.capacity()) {
+    Block *old = current_;
+    current_ = new_block();
+    if (current_->data.capacity() < kBlockSize) current_->data.reserve(kBlockSize);
+    release(old);
+  }
+  uint32_t off = static_cast<uint32_t>(current_->data.size());
+  current_->data.insert(current_->data.end(), rec.data(), rec.data() + len);
+  add(current_, off);
+}
+
+ByteBuffer RecordMerger::take_buffer() {
+  if (free_.empty()) return {};
+  Block *b = free_.back();
+  free_.pop_back();
+  ByteBuffer v = std::move(b->data);
+  v.clear();
+  // The block object stays in blocks_; give it back to the pool empty.
+  b->data = ByteBuffer();
+  free_.insert(free_.begin(), b);
+  return v;
+}
+
+void RecordMerger::push_buffer(ByteBuffer &&buf) {
+  Block *b = new_block();
+  b->data = std::move(buf);
+  size_t off = 0;
+  while (off + sizeof(ktrack_rec_hdr) <= b->data.size()) {
+    uint16_t len;
+    std::memcpy(&len, b->data.data() + off, 2);
+    if (len < sizeof(ktrack_rec_hdr) || off + len > b->data.size()) break;
+    add(b, static_cast<uint32_t>(off));
+    off += len;
+  }
+  release(b);
+}
+
+bool RecordMerger::pop(std::span<const uint8_t> &out) {
+  Block *prev = popped_from_;
+  popped_from_ = nullptr;
+  release(prev);
   if (heap_.empty()) return false;
   Entry top = heap_.top();
   heap_.pop();
-  CpuQueue &q = cpus_[top.cpu];
-  uint16_t len;
-  std::memcpy(&len, q.buf.data() + q.head, 2);
-  out.assign(q.buf.data() + q.head, q.buf.data() + q.head + len);
-  q.head += len;
-  buffered_ -= len;
-  if (q.head < q.buf.size()) {
-    uint64_t ts;
-    std::memcpy(&ts, q.buf.data() + q.head + offsetof(ktrack_rec_hdr, ts), 8);
-    heap_.push({ts, seq_++, top.cpu});
-  }
+  auto &q = cpus_[top.cpu];
+  Ref r = q.front();
+  q.pop_front();
+  out = std::span<const uint8_t>(r.block->data.data() + r.off, r.len);
+  r.block->live--;
+  buffered_ -= r.len;
+  popped_from_ = r.block;
+  if (!q.empty()) heap_.push({q.front().ts, seq_++, top.cpu});
   return true;
 }
 

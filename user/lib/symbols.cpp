@@ -81,7 +81,14 @@ void Symbolizer::format_to(fmt::memory_buffer &out, uint64_t addr) const {
     return;
   }
   out.append(s->name);
-  fmt::format_to(std::back_inserter(out), "+0x{:x}", off);
+  char tmp[20];
+  char *end = tmp + sizeof(tmp), *p = end;
+  do {
+    *--p = "0123456789abcdef"[off & 15];
+    off >>= 4;
+  } while (off);
+  out.append(std::string_view("+0x"));
+  out.append(p, end);
   if (!s->module.empty()) {
     out.append(std::string_view(" ["));
     out.append(s->module);

@@ -250,7 +250,7 @@ size_t TraceReader::read_some(uint8_t *p, size_t n) {
     if (in_pos_ == in_len_) {
       if (inbuf_.empty()) inbuf_.resize(1 << 20);
       // Large requests bypass the read-ahead buffer.
-      if (n - got >= inbuf_.size()) {
+      if (n - got >= (64u << 10)) {
         ssize_t r = ::read(fd_, p + got, n - got);
         if (r < 0) {
           if (errno == EINTR) continue;
@@ -356,24 +356,27 @@ void TraceReader::open_input() {
     throw Error(fmt::format("{} is neither a ktrack trace file nor a raw /dev/ktrack record stream", name_));
 }
 
-void TraceReader::push_records(std::span<const uint8_t> recs, uint64_t base) {
+void TraceReader::push_records(ByteBuffer &&recs, uint64_t base) {
   std::string err;
   size_t off = 0;
+  std::optional<std::string> bad;
   while (off < recs.size()) {
-    uint32_t len = check_record(recs.subspan(off), &err);
+    uint32_t len = check_record(std::span<const uint8_t>(recs).subspan(off), &err);
     if (!len) {
-      fail(fmt::format("{} is corrupted at byte {}: {}", name_, base + off, err));
-      return;
+      bad = fmt::format("{} is corrupted at byte {}: {}", name_, base + off, err);
+      break;
     }
-    ktrack_rec_hdr h;
-    std::memcpy(&h, recs.data() + off, sizeof(h));
-    if (h.cpu >= RecordMerger::kMaxCpus) {
-      fail(fmt::format("{} is corrupted at byte {}: record claims CPU {}", name_, base + off, h.cpu));
-      return;
+    uint16_t cpu;
+    std::memcpy(&cpu, recs.data() + off + offsetof(ktrack_rec_hdr, cpu), 2);
+    if (cpu >= RecordMerger::kMaxCpus) {
+      bad = fmt::format("{} is corrupted at byte {}: record claims CPU {}", name_, base + off, cpu);
+      break;
     }
-    merger_.push(recs.subspan(off, len));
     off += len;
   }
+  recs.resize(off);  // the valid records before any damage
+  merger_.push_buffer(std::move(recs));
+  if (bad) fail(std::move(*bad));
 }
 
 bool TraceReader::fill() {
@@ -406,8 +409,10 @@ bool TraceReader::fill() {
       std::memcpy(&len, carry_.data() + whole, 2);
       bad = len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN;
     }
-    push_records(std::span<const uint8_t>(carry_.data(), bad ? carry_.size() : whole), base);
+    ByteBuffer recs = merger_.take_buffer();
+    recs.assign(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(bad ? carry_.size() : whole));
     carry_.erase(carry_.begin(), carry_.begin() + static_cast<std::ptrdiff_t>(whole));
+    push_records(std::move(recs), base);
     return !eof_;
   }
 
@@ -463,7 +468,8 @@ bool TraceReader::fill() {
       break;
     }
     case ChunkType::Records:
-      push_records(chunk_, at + sizeof(h));
+      push_records(std::move(chunk_), at + sizeof(h));
+      chunk_ = merger_.take_buffer();
       break;
     case ChunkType::End:
       info_.totals = parse_kv(as_sv(chunk_));
@@ -476,7 +482,8 @@ bool TraceReader::fill() {
 
 bool TraceReader::next(Event &ev) {
   while (!eof_ && merger_.buffered_bytes() < window_) fill();
-  if (!merger_.pop(cur_)) {
+  std::span<const uint8_t> cur;
+  if (!merger_.pop(cur)) {
     if (error_) {
       std::string e = std::move(*error_);
       error_.reset();
@@ -484,7 +491,7 @@ bool TraceReader::next(Event &ev) {
     }
     return false;
   }
-  decoder_.decode(cur_, ev);
+  decoder_.decode(cur, ev);
   events_++;
   if (ev.type == KTRACK_REC_LOST) {
     if (const FieldValue *c = ev.field("count"); c && c->valid) lost_ += c->u;

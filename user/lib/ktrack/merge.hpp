@@ -3,34 +3,77 @@
 // record with the smallest timestamp goes first (ties: arrival order).
 // Used by the file reader (with a reorder window) and the live views (one
 // drain sweep at a time).
+//
+// Records live in blocks: push() copies into the current block;
+// push_buffer() adopts a whole buffer of records without copying.  pop()
+// returns a view into a block, valid until the next pop/push.  Emptied
+// blocks are recycled, so steady-state merging allocates nothing.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <span>
-#include <string>
+#include <utility>
 #include <vector>
 
 namespace ktrack {
 
+// Allocator whose resize() leaves new bytes uninitialized (read buffers are
+// overwritten at once; zeroing them first costs a pass over every chunk).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <typename U>
+  void construct(U *p) noexcept {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using ByteBuffer = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
 class RecordMerger {
  public:
+  RecordMerger();
+  ~RecordMerger();
+  RecordMerger(const RecordMerger &) = delete;
+  RecordMerger &operator=(const RecordMerger &) = delete;
+
   // Copies one whole record (header + payload; the caller validated its
   // length).  PAD records are dropped.  Throws Error for CPU >= kMaxCpus.
   void push(std::span<const uint8_t> rec);
-  // Removes the next record in merged order into 'out' (valid until the
-  // next pop); false when empty.
-  bool pop(std::vector<uint8_t> &out);
+  // A recycled buffer (empty, capacity kept) to fill with whole records and
+  // hand to push_buffer().
+  ByteBuffer take_buffer();
+  // Adopts 'buf' (whole records, validated lengths) without copying.
+  void push_buffer(ByteBuffer &&buf);
+  // The next record in merged order; false when empty.
+  bool pop(std::span<const uint8_t> &out);
   size_t buffered_bytes() const { return buffered_; }
   bool empty() const { return heap_.empty(); }
 
   static constexpr uint32_t kMaxCpus = 8192;
+  static constexpr size_t kBlockSize = 1 << 20;
 
  private:
-  struct CpuQueue {
-    std::vector<uint8_t> buf;
-    size_t head = 0;
+  struct Block {
+    ByteBuffer data;
+    size_t live = 0;  // records not popped yet
+  };
+  struct Ref {
+    Block *block;
+    uint32_t off;
+    uint16_t len;
+    uint64_t ts;
   };
   struct Entry {
     uint64_t ts;
@@ -38,8 +81,16 @@ class RecordMerger {
     uint16_t cpu;
     bool operator>(const Entry &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
   };
-  std::vector<CpuQueue> cpus_;
+  Block *new_block();
+  void add(Block *b, uint32_t off);
+  void release(Block *b);
+
+  std::vector<std::deque<Ref>> cpus_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  std::vector<std::unique_ptr<Block>> blocks_;  // every block, owned
+  std::vector<Block *> free_;
+  Block *current_ = nullptr;      // push() appends here
+  Block *popped_from_ = nullptr;  // holds the last pop()'s bytes
   uint64_t seq_ = 0;
   size_t buffered_ = 0;
 };

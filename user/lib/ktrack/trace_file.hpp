@@ -126,9 +126,9 @@ class TraceReader {
  public:
   // 'path' "-" reads stdin.  Throws SysError when it cannot be opened and
   // Error when it is neither a trace file nor a raw record stream.
-  explicit TraceReader(const std::string &path, size_t reorder_window = 64u << 20);
+  explicit TraceReader(const std::string &path, size_t reorder_window = 16u << 20);
   // Reads from an already open descriptor (not closed by the reader).
-  TraceReader(int fd, std::string name, size_t reorder_window = 64u << 20);
+  TraceReader(int fd, std::string name, size_t reorder_window = 16u << 20);
   ~TraceReader();
   TraceReader(const TraceReader &) = delete;
   TraceReader &operator=(const TraceReader &) = delete;
@@ -154,7 +154,7 @@ class TraceReader {
   size_t read_some(uint8_t *p, size_t n);  // 0 at EOF
   bool read_exact(void *p, size_t n, const char *what);
   bool fill();  // reads one chunk / block; false at end of input
-  void push_records(std::span<const uint8_t> recs, uint64_t base_offset);
+  void push_records(ByteBuffer &&recs, uint64_t base_offset);
   void fail(std::string msg);
 
   int fd_ = -1;
@@ -172,11 +172,10 @@ class TraceReader {
   uint64_t offset_ = 0;  // bytes consumed from the input
   bool eof_ = false;
   std::optional<std::string> error_;
-  std::vector<uint8_t> chunk_;
+  ByteBuffer chunk_;
   std::vector<uint8_t> carry_;  // raw stream: partial record between blocks
 
   RecordMerger merger_;
-  std::vector<uint8_t> cur_;
   uint64_t events_ = 0, lost_ = 0;
 };
 
