@@ -23,6 +23,7 @@ packages=(
 	libkmod-dev libcli11-dev libfmt-dev libgtest-dev libbpf-dev libelf-dev
 	qemu-system-x86 busybox-static cpio xz-utils zstd sparse
 	clang-format perl python3
+	trace-cmd # samples/trace_events walk-through
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 )
 

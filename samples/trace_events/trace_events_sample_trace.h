@@ -35,7 +35,10 @@
  * buffer is the TP_STRUCT__entry layout; TP_printk() runs only when
  * someone reads the "trace" file, so formatting costs nothing at record
  * time.  (Tools like trace-cmd and perf read the binary layout from the
- * event's "format" file and never call TP_printk().)
+ * event's "format" file and never call TP_printk(): they re-implement it
+ * from the "print fmt" line of that file, and understand only part of C
+ * there.  libtraceevent understands sizeof(int) but not sizeof(u32), for
+ * example; with the latter, trace-cmd prints "[FAILED TO PARSE]".)
  */
 TRACE_EVENT(sample_tick,
 
@@ -65,8 +68,9 @@ TRACE_EVENT(sample_tick,
 
 	TP_printk("seq=%llu who=%s tag=%s values=%s state=%s flags=%s",
 		  __entry->seq, __get_str(who), __entry->tag,
+		  /* sizeof(int), not sizeof(u32): see the note above. */
 		  __print_array(__get_dynamic_array(values),
-				__get_dynamic_array_len(values) / sizeof(u32), sizeof(u32)),
+				__get_dynamic_array_len(values) / sizeof(int), sizeof(int)),
 		  __print_symbolic(__entry->state,
 				   { SAMPLE_IDLE, "IDLE" },
 				   { SAMPLE_BUSY, "BUSY" },

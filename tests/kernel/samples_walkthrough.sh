@@ -25,7 +25,8 @@
 #                                   each command is reported as SKIP.
 #      <!-- expect: REGEX -->       the block's whole output must also
 #                                   match this Python regular expression.
-#    Features: fprobe, kprobes, tracefs, cc, kernel>=X.Y, kernel<X.Y.
+#    Features: fprobe, kprobes, tracefs, cc, trace-cmd, kernel>=X.Y,
+#    kernel<X.Y.
 #  - After each sample, no module it loaded may still be loaded and no
 #    tracefs instance it made may remain ("leaves the guest clean").
 # Output: TAP ("ok N - SAMPLE: COMMAND", "# SKIP reason", plan "1..N").
@@ -80,8 +81,8 @@ def has_feature(name):
             return False
     if name == "tracefs":
         return os.path.exists("/sys/kernel/tracing/trace")
-    if name == "cc":
-        return subprocess.call("command -v cc >/dev/null", shell=True) == 0
+    if name in ("cc", "trace-cmd"):
+        return subprocess.call(f"command -v {name} >/dev/null", shell=True) == 0
     raise ValueError(f"unknown feature '{name}' in a requires marker")
 
 
@@ -90,6 +91,7 @@ FEATURE_WHY = {
     "kprobes": "kprobes are missing or disabled",
     "tracefs": "tracefs is not mounted",
     "cc": "no C compiler",
+    "trace-cmd": "trace-cmd is not installed (Debian package trace-cmd)",
 }
 
 
