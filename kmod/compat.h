@@ -19,4 +19,16 @@
 #define ktrack_assign_str(dst, src)	__assign_str(dst, src)
 #endif
 
+/*
+ * vma->vm_flags became read-only in 6.3 (commit bc292ab00f6c): changes go
+ * through vm_flags_set()/vm_flags_clear(), which 6.1 does not have.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define ktrack_vm_flags_set(vma, flags)		vm_flags_set(vma, flags)
+#define ktrack_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
+#else
+#define ktrack_vm_flags_set(vma, flags)		((vma)->vm_flags |= (flags))
+#define ktrack_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#endif
+
 #endif /* _KTRACK_COMPAT_H */

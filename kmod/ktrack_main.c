@@ -10,33 +10,132 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
 
 #include <uapi/ktrack.h>
 #include "ktrack_internal.h"
 #include "ktrack_trace.h"
+#include "ring.h"
+#include "session.h"
 
 #define KTRACK_MODULE_VERSION "0.1.0"
 
-static atomic64_t ktrack_next_session_id = ATOMIC64_INIT(0);
-
 static int ktrack_open(struct inode *inode, struct file *file)
 {
-	u64 id;
+	struct ktrack_file *f;
 
 	if (!capable(CAP_PERFMON) && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	id = atomic64_inc_return(&ktrack_next_session_id);
-	file->private_data = (void *)(unsigned long)id;
-	trace_ktrack_session_open(id, "");
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	spin_lock_init(&f->lock);
+	f->s = ktrack_session_new(NULL);
+	if (!f->s) {
+		kfree(f);
+		return -ENOMEM;
+	}
+	file->private_data = f;
 	return 0;
 }
 
 static int ktrack_release(struct inode *inode, struct file *file)
 {
-	trace_ktrack_session_close((unsigned long)file->private_data, "");
+	struct ktrack_file *f = file->private_data;
+
+	ktrack_session_file_release(f->s);
+	kfree(f);
 	return 0;
+}
+
+static ssize_t ktrack_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+{
+	struct ktrack_file *f = file->private_data;
+	struct ktrack_session *s;
+	ssize_t ret;
+
+	ktrack_session_maybe_attach_default(f);
+	s = ktrack_file_session(f);
+	if (mutex_lock_interruptible(&s->read_lock)) {
+		ktrack_session_put(s);
+		return -ERESTARTSYS;
+	}
+	for (;;) {
+		ret = ktrack_rings_read(s, buf, count);
+		if (ret)
+			break;
+		if (!READ_ONCE(s->running))
+			break;		/* stopped (or never started) and drained */
+		if (file->f_flags & O_NONBLOCK) {
+			ret = -EAGAIN;
+			break;
+		}
+		ktrack_rings_arm(s);
+		if (wait_event_interruptible(s->wq, ktrack_session_readable(s) ||
+					     !READ_ONCE(s->running))) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+	}
+	mutex_unlock(&s->read_lock);
+	ktrack_session_put(s);
+	return ret;
+}
+
+/* A user marker (trace_marker-like): the text becomes a MARKER record. */
+static ssize_t ktrack_write(struct file *file, const char __user *buf, size_t count,
+			    loff_t *ppos)
+{
+	struct ktrack_session *s;
+	char *text;
+	ssize_t ret;
+
+	if (!count)
+		return -EINVAL;
+	if (count >= KTRACK_MARKER_MAX)
+		return -E2BIG;
+	text = memdup_user_nul(buf, count);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	s = ktrack_file_session(file->private_data);
+	if (!READ_ONCE(s->running))
+		ret = -ENODATA;
+	else if (ktrack_session_write(s, KTRACK_REC_MARKER, text, count + 1))
+		ret = -ENOSPC;
+	else
+		ret = count;
+	ktrack_session_put(s);
+	kfree(text);
+	return ret;
+}
+
+static __poll_t ktrack_poll(struct file *file, poll_table *wait)
+{
+	struct ktrack_session *s = ktrack_file_session(file->private_data);
+	__poll_t mask = 0;
+
+	poll_wait(file, &s->wq, wait);
+	ktrack_rings_arm(s);
+	if (ktrack_session_readable(s))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	else if (READ_ONCE(s->flush))
+		WRITE_ONCE(s->flush, false);	/* drained after a flush */
+	if (READ_ONCE(s->dead))
+		mask |= EPOLLHUP;
+	ktrack_session_put(s);
+	return mask;
+}
+
+static int ktrack_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct ktrack_session *s = ktrack_file_session(file->private_data);
+	int ret = ktrack_session_mmap(s, vma);
+
+	ktrack_session_put(s);
+	return ret;
 }
 
 /*
@@ -69,7 +168,7 @@ static long ktrack_ioctl_version(void __user *arg)
 	memset(&v, 0, sizeof(v));
 	v.size = sizeof(v);
 	v.abi_version = KTRACK_ABI_VERSION;
-	v.features = 0;
+	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS;
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
 	strscpy(v.kernel_release, utsname()->release, sizeof(v.kernel_release));
 	if (copy_to_user(arg, &v, min_t(size_t, usize, sizeof(v))))
@@ -80,26 +179,32 @@ static long ktrack_ioctl_version(void __user *arg)
 static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	struct ktrack_file *f = file->private_data;
+	struct ktrack_session *s;
+	long ret;
 
 	if (_IOC_TYPE(cmd) != KTRACK_IOC_MAGIC)
 		return -ENOTTY;
 	if (cmd == KTRACK_IOC_VERSION)
 		return ktrack_ioctl_version(uarg);
-	/* Each part owns a range of command numbers (ktrack_internal.h). */
-	switch (_IOC_NR(cmd)) {
-	case 0x20 ... 0x2f:
-		return ktrack_probe_ioctl(NULL, cmd, uarg);
-	case 0x30 ... 0x3f:
-		return ktrack_objtrace_ioctl(NULL, cmd, uarg);
-	default:
-		return -ENOTTY;
-	}
+	/*
+	 * Transport commands (0x01..0x0a) and the parts' ranges (0x20..0x2f
+	 * probes, 0x30..0x3f object tracker) get the file's session.
+	 */
+	s = ktrack_file_session(f);
+	ret = ktrack_session_ioctl(f, s, cmd, uarg);
+	ktrack_session_put(s);
+	return ret;
 }
 
 static const struct file_operations ktrack_fops = {
 	.owner = THIS_MODULE,
 	.open = ktrack_open,
 	.release = ktrack_release,
+	.read = ktrack_read,
+	.write = ktrack_write,
+	.poll = ktrack_poll,
+	.mmap = ktrack_mmap,
 	.unlocked_ioctl = ktrack_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -116,18 +221,31 @@ static int __init ktrack_init(void)
 {
 	int ret;
 
+	ret = ktrack_probe_init();
+	if (ret)
+		return ret;
+	ret = ktrack_objtrace_init();
+	if (ret)
+		goto out_probe;
 	ret = misc_register(&ktrack_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);
-		return ret;
+		goto out_objtrace;
 	}
 	pr_info("loaded, ABI %d\n", KTRACK_ABI_VERSION);
 	return 0;
+out_objtrace:
+	ktrack_objtrace_exit();
+out_probe:
+	ktrack_probe_exit();
+	return ret;
 }
 
 static void __exit ktrack_exit(void)
 {
 	misc_deregister(&ktrack_miscdev);
+	ktrack_objtrace_exit();
+	ktrack_probe_exit();
 	pr_info("unloaded\n");
 }
 

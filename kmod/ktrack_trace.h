@@ -35,6 +35,39 @@ DEFINE_EVENT(ktrack_session_class, ktrack_session_close,
 	TP_PROTO(u64 id, const char *name),
 	TP_ARGS(id, name));
 
+DEFINE_EVENT(ktrack_session_class, ktrack_session_start,
+	TP_PROTO(u64 id, const char *name),
+	TP_ARGS(id, name));
+
+DEFINE_EVENT(ktrack_session_class, ktrack_session_stop,
+	TP_PROTO(u64 id, const char *name),
+	TP_ARGS(id, name));
+
+/*
+ * Records of session 'id' were lost on 'cpu': 'count' dropped because the
+ * buffer was full (reason 1, KTRACK_LOST_FULL, reported when the LOST
+ * record is written) or overwritten unread (reason 2, overwrite mode).
+ * May fire from any context, NMI included.
+ */
+TRACE_EVENT(ktrack_ring_overflow,
+	TP_PROTO(u64 id, u32 cpu, u64 count, u32 reason),
+	TP_ARGS(id, cpu, count, reason),
+	TP_STRUCT__entry(
+		__field(u64, id)
+		__field(u64, count)
+		__field(u32, cpu)
+		__field(u32, reason)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->count = count;
+		__entry->cpu = cpu;
+		__entry->reason = reason;
+	),
+	TP_printk("id=%llu cpu=%u count=%llu reason=%s", __entry->id, __entry->cpu,
+		  __entry->count, __entry->reason == 2 ? "overwritten" : "full")
+);
+
 #endif /* _KTRACK_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

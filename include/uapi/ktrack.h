@@ -253,15 +253,16 @@ struct ktrack_session_list {
  *
  * Discard mode (perf-like): the reader reads records in [data_tail,
  * data_head) (load data_head with acquire), then stores the new data_tail
- * (release) and the number of non-PAD records before it in tail_index.
+ * (release) and the weight of the records before it in tail_index.
  *
  * Overwrite mode: the writer may reclaim the oldest records at any time.
- * It moves 'oldest' forward (oldest_index counts the non-PAD records that
- * lie before 'oldest') inside a seqcount: overwrite_seq is odd while it
- * does.  A reader at position p with record index i must, after copying a
+ * It moves 'oldest' forward inside a seqcount (overwrite_seq is odd while
+ * it does).  oldest_index is the weight of the records before 'oldest':
+ * a record weighs 1, a LOST record its 'count', a PAD 0.  A reader at position p with record index i must, after copying a
  * record at p, re-read 'oldest' (seqcount-consistent): if oldest > p, the
  * copy is invalid and the records in [p, oldest) are lost, exactly
- * oldest_index - i of them; the reader resumes at 'oldest'.  Readers store
+ * oldest_index - i of them (LOST records overwritten there included); the
+ * reader resumes at 'oldest'.  Readers store
  * data_tail/tail_index as in discard mode (read() and other readers resume
  * from them); the kernel never trusts what userspace writes here.
  */
@@ -273,8 +274,8 @@ struct ktrack_ring_ctrl {
 	__u32 cpu;
 	__u32 mode;		/* KTRACK_MODE_* of the session */
 	__u64 oldest;		/* overwrite mode: oldest record still present */
-	__u64 oldest_index;	/* overwrite mode: non-PAD records before it */
-	__u64 tail_index;	/* reader: non-PAD records before data_tail */
+	__u64 oldest_index;	/* overwrite mode: weight of records before it */
+	__u64 tail_index;	/* reader: weight of records before data_tail */
 	__u8 __reserved[4096 - 64];
 };
 

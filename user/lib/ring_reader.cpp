@@ -88,12 +88,14 @@ size_t RingView::drain(const RecordCallback &cb, size_t max_records) {
     if (overwrite) {
       read_oldest(opos, oindex);
       if (opos > pos_) {  // lapped: [pos_, opos) was overwritten
-        deliver_lost(cb, oindex - index_);
+        if (oindex != index_) {
+          deliver_lost(cb, oindex - index_);
+          n++;
+        }
         pos_ = opos;
         index_ = oindex;
         store_relaxed(ctrl_->tail_index, index_);
         store_release(ctrl_->data_tail, pos_);
-        n++;
         continue;
       }
     }
@@ -106,7 +108,8 @@ size_t RingView::drain(const RecordCallback &cb, size_t max_records) {
     uint16_t len = peek<uint16_t>(p);
     uint16_t type = peek<uint16_t>(p + 2);
     bool bad = len < 8 || len % KTRACK_REC_ALIGN || off + len > size_ ||
-               (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr));
+               (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
+               (type == KTRACK_REC_LOST && len < sizeof(ktrack_rec_hdr) + sizeof(ktrack_rec_lost));
     std::span<const std::byte> rec(p, len);
     if (overwrite && !bad && type != KTRACK_REC_PAD) {
       scratch_.assign(p, p + len);
@@ -125,10 +128,10 @@ size_t RingView::drain(const RecordCallback &cb, size_t max_records) {
       last_ts_ = peek<uint64_t>(rec.data() + offsetof(ktrack_rec_hdr, ts));
       counters_.records++;
       counters_.bytes += len;
-      if (type == KTRACK_REC_LOST && len >= sizeof(ktrack_rec_hdr) + sizeof(uint64_t))
-        counters_.lost += peek<uint64_t>(rec.data() + sizeof(ktrack_rec_hdr));
+      if (type == KTRACK_REC_LOST) counters_.lost += peek<uint64_t>(rec.data() + sizeof(ktrack_rec_hdr));
       cb(cpu_, rec);
-      index_++;
+      // A LOST record stands for its count (see ktrack_ring_ctrl).
+      index_ += type == KTRACK_REC_LOST ? peek<uint64_t>(rec.data() + sizeof(ktrack_rec_hdr)) : 1;
       n++;
     }
     pos_ += len;

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ring.c - per-CPU ring buffers: the lock-free write path and read().
+ *
+ * Design (perf-like).  Each CPU has its own ring; only that CPU writes it,
+ * from any context (task, softirq, hardirq, NMI), nested.  A writer
+ * reserves space with a local_cmpxchg() loop on 'head' (a nested writer
+ * simply interrupts the loop and completes first), fills its record and
+ * commits.  'nest' counts writers in progress on the CPU: only the
+ * outermost one publishes ctrl->data_head (store-release), and it re-checks
+ * 'head' after dropping 'nest' to zero so that a writer nested in that
+ * window is published too.  Thus data_head never covers a record still
+ * being written.  No lock, no allocation, no sleeping: NMI-safe.
+ *
+ * A record never wraps: when it does not fit before the end of the area,
+ * the reservation also covers the tail end, which becomes a PAD record.
+ *
+ * Discard mode: space is free up to the reader's data_tail (load-acquire,
+ * pairs with the reader's store-release after it copied the data).  A
+ * dropped record increments 'lost_pending'; the next writer that finds
+ * room writes a KTRACK_REC_LOST record with that count first, so the gap
+ * sits exactly where the records went missing (FLUSH writes the last one).
+ *
+ * Overwrite mode: the outermost writer reclaims the oldest records until
+ * its reservation fits, moving 'oldest' inside a seqcount (see the ABI
+ * header for the reader's side).  It is the only one that may: at nest 1
+ * every reserved record below 'head' is committed, so their lengths can be
+ * walked.  A nested writer that finds no room drops its record (counted,
+ * LOST record as in discard mode).
+ */
+#include <linux/cpumask.h>
+#include <linux/hardirq.h>
+#include <linux/mm.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "ktrack_internal.h"
+#include "ktrack_trace.h"
+#include "ring.h"
+#include "session.h"
+
+static inline u64 ring_mask(const struct ktrack_ring *r)
+{
+	return r->size - 1;
+}
+
+static notrace u64 session_clock(const struct ktrack_session *s)
+{
+	switch (READ_ONCE(s->cfg.clock)) {
+	case KTRACK_CLOCK_MONO:
+		return ktime_get_mono_fast_ns();
+	case KTRACK_CLOCK_BOOT:
+		return ktime_get_boot_fast_ns();
+	default:
+		return local_clock();
+	}
+}
+
+u64 notrace ktrack_session_clock(struct ktrack_session *s)
+{
+	return session_clock(s);
+}
+
+static notrace u16 ctx_flags(void)
+{
+	if (in_nmi())
+		return KTRACK_RECF_CTX_NMI;
+	if (in_hardirq())
+		return KTRACK_RECF_CTX_HARDIRQ;
+	if (in_serving_softirq())
+		return KTRACK_RECF_CTX_SOFTIRQ;
+	return KTRACK_RECF_CTX_TASK;
+}
+
+static notrace bool filtered_out(const struct ktrack_session *s, int cpu)
+{
+	u32 i, n = s->cfg.nr_pids;
+
+	if (s->cfg.cpu_mask && (cpu >= 64 || !(s->cfg.cpu_mask & BIT_ULL(cpu))))
+		return true;
+	if (!n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (s->cfg.pids[i] == current->pid || s->cfg.pids[i] == current->tgid)
+			return false;
+	return true;
+}
+
+static notrace void note_lost(struct ktrack_ring *r, u64 ts)
+{
+	local_cmpxchg(&r->lost_first_ts, 0, (long)ts);
+	local_set(&r->lost_last_ts, (long)ts);
+	local_inc(&r->lost_pending);
+}
+
+/* Records a record stands for: a LOST record its count (overwrite mode). */
+static notrace u64 rec_weight(const u8 *rec, u16 type)
+{
+	if (type == KTRACK_REC_LOST)
+		return READ_ONCE(((const struct ktrack_rec_lost *)(rec + sizeof(struct ktrack_rec_hdr)))->count);
+	return 1;
+}
+
+/*
+ * Overwrite mode, outermost writer: reclaim the oldest records until
+ * [.., end) fits.  False when it cannot (only in-flight data left).
+ */
+static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
+{
+	struct ktrack_ring_ctrl *ctrl = r->ctrl;
+	u64 oldest = r->oldest, index = r->oldest_index, tail;
+	u64 unread = 0;
+	bool ok = true;
+
+	tail = READ_ONCE(ctrl->data_tail);
+	WRITE_ONCE(r->seq, r->seq + 1);
+	WRITE_ONCE(ctrl->overwrite_seq, r->seq);
+	smp_wmb();	/* seq odd before 'oldest' moves; pairs with readers' rmb */
+	while (end - oldest > r->size) {
+		u64 off = oldest & ring_mask(r);
+		u16 len = READ_ONCE(*(u16 *)(r->data + off));
+		u16 type = READ_ONCE(*(u16 *)(r->data + off + 2));
+
+		if (oldest >= head || len < 8 || (len & 7) || off + len > r->size) {
+			ok = false;
+			break;
+		}
+		if (type != KTRACK_REC_PAD) {
+			u64 w = rec_weight(r->data + off, type);
+
+			index += w;
+			if (oldest >= tail)
+				unread += w;
+		}
+		oldest += len;
+	}
+	WRITE_ONCE(r->oldest, oldest);
+	WRITE_ONCE(r->oldest_index, index);
+	WRITE_ONCE(ctrl->oldest, oldest);
+	WRITE_ONCE(ctrl->oldest_index, index);
+	smp_wmb();	/* 'oldest' stored before seq turns even */
+	WRITE_ONCE(r->seq, r->seq + 1);
+	WRITE_ONCE(ctrl->overwrite_seq, r->seq);
+	smp_wmb();	/* the reclaimed bytes are rewritten only after 'oldest' moved */
+	if (unread) {
+		local_add(unread, &r->overwritten);
+		trace_ktrack_ring_overflow(r->s->id, r->cpu, unread, KTRACK_LOST_OVERWRITTEN);
+	}
+	return ok;
+}
+
+static notrace bool ring_room(struct ktrack_ring *r, u64 head, u64 end)
+{
+	/* Acquire: the reader's copy is done before we overwrite (its release). */
+	if (r->mode == KTRACK_MODE_DISCARD)
+		return end - smp_load_acquire(&r->ctrl->data_tail) <= r->size;
+	if (end - READ_ONCE(r->oldest) <= r->size)
+		return true;
+	if (local_read(&r->nest) != 1)
+		return false;
+	return ring_reclaim(r, end, head);
+}
+
+/* Publish data_head when the outermost writer on this CPU is done. */
+static notrace void ring_put(struct ktrack_ring *r)
+{
+	long head;
+
+	if (local_read(&r->nest) > 1) {
+		local_dec(&r->nest);
+		return;
+	}
+again:
+	head = local_read(&r->head);
+	/* Release: the records are written before readers see the head. */
+	smp_store_release(&r->ctrl->data_head, (u64)head);
+	barrier();
+	local_set(&r->nest, 0);
+	barrier();
+	if (unlikely(head != local_read(&r->head))) {
+		local_inc(&r->nest);
+		goto again;
+	}
+}
+
+static notrace void ring_maybe_wake(struct ktrack_session *s, struct ktrack_ring *r)
+{
+	if (!atomic_read(&r->armed) || ktrack_ring_unread(r) < s->wm_bytes)
+		return;
+	if (atomic_cmpxchg(&r->armed, 1, 0) == 1)
+		irq_work_queue(&r->wakeup);
+}
+
+static notrace void fill_hdr(struct ktrack_rec_hdr *h, u16 len, u16 type, int cpu, u64 ts)
+{
+	h->len = len;
+	h->type = type;
+	h->cpu = cpu;
+	h->flags = ctx_flags();
+	h->ts = ts;
+	h->pid = current->pid;
+	h->tgid = current->tgid;
+}
+
+/*
+ * Reserve 'len' bytes (header included) on this CPU's ring, writing a
+ * pending LOST record first.  Called with preemption disabled and 'nest'
+ * raised; returns the record address or NULL (dropped and counted).
+ */
+static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r, u32 len,
+				u64 ts)
+{
+	long pending = local_read(&r->lost_pending);
+	u32 extra = pending ? KTRACK_LOST_LEN : 0;
+	u64 head, end, off, pad;
+	u8 *p;
+
+	for (;;) {
+		head = local_read(&r->head);
+		off = head & ring_mask(r);
+		pad = off + len + extra > r->size ? r->size - off : 0;
+		end = head + pad + len + extra;
+		if (!ring_room(r, head, end)) {
+			note_lost(r, ts);
+			local_inc(&r->lost_full);
+			return NULL;
+		}
+		if (local_cmpxchg(&r->head, head, end) == head)
+			break;
+	}
+	if (pad) {
+		/* A PAD may be 8 bytes: only len and type are written. */
+		*(u16 *)(r->data + off) = pad;
+		*(u16 *)(r->data + off + 2) = KTRACK_REC_PAD;
+	}
+	p = r->data + ((head + pad) & ring_mask(r));
+	if (extra) {
+		struct ktrack_rec_hdr *h = (struct ktrack_rec_hdr *)p;
+		struct ktrack_rec_lost *l = (struct ktrack_rec_lost *)(h + 1);
+		long n = local_xchg(&r->lost_pending, 0);
+
+		if (n) {
+			fill_hdr(h, KTRACK_LOST_LEN, KTRACK_REC_LOST, r->cpu, ts);
+			l->count = n;
+			l->first_ts = local_xchg(&r->lost_first_ts, 0);
+			l->last_ts = local_xchg(&r->lost_last_ts, 0);
+			l->reason = KTRACK_LOST_FULL;
+			l->__pad = 0;
+			trace_ktrack_ring_overflow(s->id, r->cpu, n, KTRACK_LOST_FULL);
+		} else {
+			/* A nested writer wrote it meanwhile. */
+			h->len = KTRACK_LOST_LEN;
+			h->type = KTRACK_REC_PAD;
+		}
+		p += KTRACK_LOST_LEN;
+	}
+	return p;
+}
+
+/* Largest record: it must fit, with a LOST record, in half the ring. */
+static inline bool too_big(const struct ktrack_ring *r, u32 len)
+{
+	return len > KTRACK_REC_MAX - KTRACK_LOST_LEN || len + KTRACK_LOST_LEN > r->size / 2;
+}
+
+static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
+				  struct ktrack_reservation *res, bool force)
+{
+	struct ktrack_ring *r;
+	u32 len;
+	u64 ts;
+	void *p;
+	int cpu;
+
+	preempt_disable_notrace();
+	if (!force && !READ_ONCE(s->running))
+		goto out;
+	/* Pairs with smp_store_release(&s->running) at start. */
+	smp_rmb();
+	cpu = smp_processor_id();
+	r = s->rings[cpu];
+	if (!force && filtered_out(s, cpu)) {
+		local_inc(&r->filtered);
+		goto out;
+	}
+	ts = session_clock(s);
+	len = ALIGN(sizeof(struct ktrack_rec_hdr) + payload_len, KTRACK_REC_ALIGN);
+	if (payload_len > KTRACK_REC_MAX || too_big(r, len)) {
+		note_lost(r, ts);
+		local_inc(&r->lost_too_big);
+		goto out;
+	}
+	local_inc(&r->nest);
+	barrier();
+	p = ring_claim(s, r, len, ts);
+	if (!p) {
+		ring_put(r);
+		goto out;
+	}
+	/* Zero the alignment tail: no stale bytes between records. */
+	*(u64 *)((u8 *)p + len - 8) = 0;
+	fill_hdr(p, len, type, cpu, ts);
+	res->rec = p;
+	res->len = len;
+	res->cpu = cpu;
+	res->pos = 0;
+	res->irqflags = 0;
+	return (struct ktrack_rec_hdr *)p + 1;
+out:
+	preempt_enable_notrace();
+	return NULL;
+}
+
+void notrace *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
+				  struct ktrack_reservation *res)
+{
+	return ring_reserve(s, type, payload_len, res, false);
+}
+
+static notrace void ring_commit(struct ktrack_session *s, struct ktrack_reservation *res,
+				bool counted)
+{
+	struct ktrack_ring *r = s->rings[res->cpu];
+
+	if (counted) {
+		local_inc(&r->written);
+		local_add(res->len, &r->bytes);
+	}
+	ring_put(r);
+	ring_maybe_wake(s, r);
+	preempt_enable_notrace();
+}
+
+void notrace ktrack_ring_commit(struct ktrack_session *s, struct ktrack_reservation *res)
+{
+	ring_commit(s, res, true);
+}
+
+int notrace ktrack_session_write(struct ktrack_session *s, u16 type, const void *payload,
+				 u32 len)
+{
+	struct ktrack_reservation res;
+	u8 *p = ktrack_ring_reserve(s, type, len, &res);
+
+	if (!p)
+		return -ENOSPC;
+	memcpy(p, payload, len);
+	ktrack_ring_commit(s, &res);
+	return 0;
+}
+
+u64 ktrack_ring_unread(struct ktrack_ring *r)
+{
+	/* Acquire: pairs with the writer's release of data_head. */
+	u64 head = smp_load_acquire(&r->ctrl->data_head);
+	u64 tail = READ_ONCE(r->ctrl->data_tail);
+
+	if (r->mode == KTRACK_MODE_OVERWRITE)
+		tail = max(tail, READ_ONCE(r->oldest));
+	return head > tail ? head - tail : 0;
+}
+
+/* Runs on the ring's CPU (IPI) or with the CPU offline: no writer races. */
+static void ring_flush_one(void *arg)
+{
+	struct ktrack_ring *r = arg;
+	struct ktrack_reservation res;
+
+	if (!local_read(&r->lost_pending))
+		return;
+	/* A zero-payload reservation carries the pending LOST record. */
+	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, true))
+		ring_commit(r->s, &res, false);
+}
+
+void ktrack_rings_flush(struct ktrack_session *s)
+{
+	u32 cpu;
+
+	if (!s->rings)
+		return;
+	cpus_read_lock();
+	for_each_possible_cpu(cpu) {
+		struct ktrack_ring *r = s->rings[cpu];
+
+		if (!local_read(&r->lost_pending))
+			continue;
+		if (cpu_online(cpu))
+			smp_call_function_single(cpu, ring_flush_one, r, 1);
+	}
+	cpus_read_unlock();
+}
+
+static void ring_wakeup(struct irq_work *w)
+{
+	struct ktrack_ring *r = container_of(w, struct ktrack_ring, wakeup);
+
+	wake_up_all(&r->s->wq);
+}
+
+void ktrack_rings_arm(struct ktrack_session *s)
+{
+	u32 cpu;
+
+	if (!s->rings)
+		return;
+	for_each_possible_cpu(cpu)
+		atomic_set(&s->rings[cpu]->armed, 1);
+	/* Armed before the caller checks for data: no lost wakeup. */
+	smp_mb();
+}
+
+bool ktrack_rings_readable(struct ktrack_session *s, bool any)
+{
+	u32 cpu;
+
+	if (!s->rings)
+		return false;
+	for_each_possible_cpu(cpu) {
+		u64 n = ktrack_ring_unread(s->rings[cpu]);
+
+		if (n && (any || n >= s->wm_bytes))
+			return true;
+	}
+	return false;
+}
+
+void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
+{
+	st->written = local_read(&r->written);
+	st->lost_full = local_read(&r->lost_full);
+	st->lost_too_big = local_read(&r->lost_too_big);
+	st->overwritten = local_read(&r->overwritten);
+	st->bytes = local_read(&r->bytes);
+	st->read = atomic64_read(&r->read);
+	st->filtered = local_read(&r->filtered);
+}
+
+int ktrack_rings_alloc(struct ktrack_session *s)
+{
+	size_t bytes = ((size_t)s->cfg.buf_pages + 1) * PAGE_SIZE;
+	u32 cpu;
+
+	s->rings = kcalloc(nr_cpu_ids, sizeof(*s->rings), GFP_KERNEL);
+	if (!s->rings)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct ktrack_ring *r = kzalloc_node(sizeof(*r), GFP_KERNEL, cpu_to_node(cpu));
+
+		if (!r)
+			goto fail;
+		s->rings[cpu] = r;
+		r->area = vmalloc_user(bytes);
+		if (!r->area)
+			goto fail;
+		r->ctrl = r->area;
+		r->data = (u8 *)r->area + PAGE_SIZE;
+		r->size = (u64)s->cfg.buf_pages * PAGE_SIZE;
+		r->cpu = cpu;
+		r->mode = s->cfg.mode;
+		r->s = s;
+		r->ctrl->data_size = r->size;
+		r->ctrl->cpu = cpu;
+		r->ctrl->mode = r->mode;
+		init_irq_work(&r->wakeup, ring_wakeup);
+	}
+	return 0;
+fail:
+	ktrack_rings_free(s);
+	return -ENOMEM;
+}
+
+void ktrack_rings_free(struct ktrack_session *s)
+{
+	u32 cpu;
+
+	if (!s->rings)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct ktrack_ring *r = s->rings[cpu];
+
+		if (!r)
+			continue;
+		irq_work_sync(&r->wakeup);
+		vfree(r->area);
+		kfree(r);
+	}
+	kfree(s->rings);
+	s->rings = NULL;
+}
+
+/* Overwrite mode: 'oldest' and its index, consistent (seqcount). */
+static void ring_read_oldest(struct ktrack_ring *r, u64 *pos, u64 *index)
+{
+	u64 s1;
+
+	for (;;) {
+		/* Acquire: 'oldest' is read after seq (writer's wmb). */
+		s1 = smp_load_acquire(&r->seq);
+		if (s1 & 1) {
+			cpu_relax();
+			continue;
+		}
+		*pos = READ_ONCE(r->oldest);
+		*index = READ_ONCE(r->oldest_index);
+		smp_rmb();	/* read 'oldest' before re-checking seq */
+		if (READ_ONCE(r->seq) == s1)
+			return;
+	}
+}
+
+/*
+ * read() from one ring into buf[*done..count).  Returns 0, -EFAULT,
+ * -EINVAL (first record does not fit) or -EIO (userspace corrupted the
+ * positions).
+ */
+static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size_t *done)
+{
+	struct ktrack_ring_ctrl *ctrl = r->ctrl;
+	bool ow = r->mode == KTRACK_MODE_OVERWRITE;
+	u64 tail = READ_ONCE(ctrl->data_tail);
+	u64 index = READ_ONCE(ctrl->tail_index);
+	u64 oldest = 0, oindex = 0, nread = 0;
+	int ret = 0;
+
+	for (;;) {
+		/* Acquire: pairs with the writer's release of data_head. */
+		u64 head = smp_load_acquire(&ctrl->data_head);
+		u64 off;
+		u16 len, type;
+
+		if (ow) {
+			ring_read_oldest(r, &oldest, &oindex);
+			if (oldest > tail && oindex == index) {
+				tail = oldest;	/* only PAD was reclaimed */
+				continue;
+			}
+			if (oldest > tail) {
+				struct {
+					struct ktrack_rec_hdr h;
+					struct ktrack_rec_lost l;
+				} lost = {};
+
+				if (count - *done < sizeof(lost)) {
+					ret = *done ? 0 : -EINVAL;
+					break;
+				}
+				lost.h.len = sizeof(lost);
+				lost.h.type = KTRACK_REC_LOST;
+				lost.h.cpu = r->cpu;
+				lost.l.count = oindex - index;
+				lost.l.reason = KTRACK_LOST_OVERWRITTEN;
+				if (copy_to_user(buf + *done, &lost, sizeof(lost))) {
+					ret = -EFAULT;
+					break;
+				}
+				*done += sizeof(lost);
+				tail = oldest;
+				index = oindex;
+				continue;
+			}
+		}
+		if (tail == head)
+			break;
+		if (head - tail > r->size) {
+			ret = -EIO;
+			break;
+		}
+		off = tail & ring_mask(r);
+		len = READ_ONCE(*(u16 *)(r->data + off));
+		type = READ_ONCE(*(u16 *)(r->data + off + 2));
+		if (len < 8 || (len & 7) || off + len > r->size ||
+		    (type != KTRACK_REC_PAD && len < sizeof(struct ktrack_rec_hdr))) {
+			if (ow) {
+				ring_read_oldest(r, &oldest, &oindex);
+				if (oldest > tail)
+					continue;
+			}
+			ret = -EIO;
+			break;
+		}
+		if (type != KTRACK_REC_PAD) {
+			if (count - *done < len) {
+				ret = *done ? 0 : -EINVAL;
+				break;
+			}
+			if (copy_to_user(buf + *done, r->data + off, len)) {
+				ret = -EFAULT;
+				break;
+			}
+		}
+		if (ow) {
+			/* The copy counts only if it was not reclaimed meanwhile. */
+			smp_rmb();
+			ring_read_oldest(r, &oldest, &oindex);
+			if (oldest > tail)
+				continue;
+		}
+		if (type != KTRACK_REC_PAD) {
+			*done += len;
+			index += rec_weight(r->data + off, type);
+			nread++;
+		}
+		tail += len;
+	}
+	WRITE_ONCE(ctrl->tail_index, index);
+	/* Release: our copies are done before the writer reuses the space. */
+	smp_store_release(&ctrl->data_tail, tail);
+	atomic64_add(nread, &r->read);
+	return ret;
+}
+
+ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t count)
+{
+	size_t done = 0;
+	u32 i, cpu;
+	int ret = 0;
+
+	if (!s->rings)
+		return 0;
+	for (i = 0; i < s->nr_rings && !ret; i++) {
+		cpu = (s->read_cpu + i) % s->nr_rings;
+		if (!cpu_possible(cpu))
+			continue;
+		ret = ring_read(s->rings[cpu], buf, count, &done);
+		if (ret == -EINVAL && done)
+			ret = 0;
+		if (done >= count)
+			break;
+	}
+	s->read_cpu = (s->read_cpu + 1) % s->nr_rings;
+	return done ? done : ret;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ring.h - per-CPU ring buffers of a session (see ring.c for the design).
+ */
+#ifndef _KTRACK_RING_H
+#define _KTRACK_RING_H
+
+#include <linux/atomic.h>
+#include <linux/irq_work.h>
+#include <linux/types.h>
+#include <asm/local.h>
+
+#include <uapi/ktrack.h>
+
+struct ktrack_session;
+
+/* Bytes of a LOST record: header + struct ktrack_rec_lost. */
+#define KTRACK_LOST_LEN	(sizeof(struct ktrack_rec_hdr) + sizeof(struct ktrack_rec_lost))
+
+struct ktrack_ring {
+	struct ktrack_ring_ctrl *ctrl;	/* page 0 of 'area', mapped RW */
+	u8 *data;			/* pages 1.., mapped read-only */
+	void *area;			/* vmalloc_user(): ctrl + data */
+	u64 size;			/* data bytes, power of two */
+	u32 cpu;
+	u32 mode;
+	struct ktrack_session *s;
+
+	/* Written only on 'cpu' (nesting included): local ops. */
+	local_t head;			/* end of reserved space */
+	local_t nest;			/* writers in progress on this CPU */
+	local_t lost_pending;		/* dropped, no LOST record yet */
+	local_t lost_first_ts;
+	local_t lost_last_ts;
+	local_t written;
+	local_t lost_full;
+	local_t lost_too_big;
+	local_t overwritten;
+	local_t bytes;
+	local_t filtered;
+
+	/*
+	 * Overwrite mode: the oldest record still present.  Only the
+	 * outermost writer on 'cpu' moves it, inside the seqcount 'seq'
+	 * (mirrored to the control page for mmap readers; read() uses these
+	 * copies, which userspace cannot corrupt).
+	 */
+	u64 seq;
+	u64 oldest;
+	u64 oldest_index;
+
+	atomic64_t read;		/* records consumed by read() */
+	atomic_t armed;			/* a reader sleeps: wake it */
+	struct irq_work wakeup;		/* wake_up() is not NMI-safe */
+};
+
+int ktrack_rings_alloc(struct ktrack_session *s);
+void ktrack_rings_free(struct ktrack_session *s);
+/* Bytes not consumed yet on this ring. */
+u64 ktrack_ring_unread(struct ktrack_ring *r);
+/* Writes pending LOST records on every CPU (session stopped or not). */
+void ktrack_rings_flush(struct ktrack_session *s);
+/* read(2): whole records from every CPU; bytes copied or -errno. */
+ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t count);
+/* Arm every ring's wakeup (before sleeping on s->wq). */
+void ktrack_rings_arm(struct ktrack_session *s);
+/* True when a reader should wake: watermark, or any data when 'any'. */
+bool ktrack_rings_readable(struct ktrack_session *s, bool any);
+void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st);
+
+#endif /* _KTRACK_RING_H */

@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * session.c - sessions and their ioctls, the named-session table, mmap of
+ * the rings, and the exported API for other modules (ktrack_api.h).
+ *
+ * Lifetime.  A session is reference counted (struct kref): every open file
+ * attached to it, every mapping of its rings and, for a named session, the
+ * name table hold one.  It is torn down (stopped, probes and tracked
+ * objects released) when its last file closes (anonymous) or when it is
+ * destroyed (named); its memory goes with the last reference.  A named
+ * session pins the module (rmmod fails with EWOULDBLOCK until it is
+ * destroyed); files pin it through fops.owner, mappings through vm_file.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/jump_label.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <ktrack/ktrack_api.h>
+#include "compat.h"
+#include "ktrack_internal.h"
+#include "ktrack_trace.h"
+#include "ring.h"
+#include "session.h"
+
+static DEFINE_MUTEX(ktrack_sessions_mutex);	/* named table, running list */
+static LIST_HEAD(ktrack_named);
+static LIST_HEAD(ktrack_running);		/* RCU: writers of ktrack_emit() */
+static atomic64_t ktrack_next_id = ATOMIC64_INIT(0);
+
+DEFINE_STATIC_KEY_FALSE(ktrack_active_key);
+EXPORT_SYMBOL_GPL(ktrack_active_key);
+
+static const struct ktrack_config ktrack_default_config = {
+	.size = sizeof(struct ktrack_config),
+	.buf_pages = KTRACK_DEFAULT_BUF_PAGES,
+	.mode = KTRACK_MODE_DISCARD,
+	.clock = KTRACK_CLOCK_LOCAL,
+};
+
+static u32 watermark(const struct ktrack_config *c)
+{
+	u64 size = (u64)c->buf_pages * PAGE_SIZE;
+
+	if (c->wakeup_bytes)
+		return min_t(u64, c->wakeup_bytes, size);
+	if (c->wakeup_percent)
+		return max_t(u64, size * c->wakeup_percent / 100, 1);
+	return 1;
+}
+
+struct ktrack_session *ktrack_session_new(const char *name)
+{
+	struct ktrack_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	kref_init(&s->ref);
+	s->id = atomic64_inc_return(&ktrack_next_id);
+	if (name) {
+		strscpy(s->name, name, sizeof(s->name));
+		s->named = true;
+	}
+	INIT_LIST_HEAD(&s->named_node);
+	INIT_LIST_HEAD(&s->run_node);
+	mutex_init(&s->lock);
+	mutex_init(&s->read_lock);
+	init_waitqueue_head(&s->wq);
+	s->cfg = ktrack_default_config;
+	s->wm_bytes = watermark(&s->cfg);
+	s->nr_rings = nr_cpu_ids;
+	atomic_set(&s->nr_fds, 1);
+	trace_ktrack_session_open(s->id, s->name);
+	return s;
+}
+
+static void session_free(struct kref *ref)
+{
+	struct ktrack_session *s = container_of(ref, struct ktrack_session, ref);
+
+	ktrack_rings_free(s);
+	kfree(s);
+}
+
+void ktrack_session_put(struct ktrack_session *s)
+{
+	kref_put(&s->ref, session_free);
+}
+
+/* Stop recording; every record committed so far stays readable. */
+static void session_stop_locked(struct ktrack_session *s)
+{
+	if (!s->running)
+		return;
+	WRITE_ONCE(s->running, 0);
+	mutex_lock(&ktrack_sessions_mutex);
+	list_del_rcu(&s->run_node);
+	mutex_unlock(&ktrack_sessions_mutex);
+	static_branch_dec(&ktrack_active_key);
+	/* Writers run with preemption disabled (NMIs included): wait for them. */
+	synchronize_rcu();
+	s->state = KTRACK_STATE_STOPPED;
+	ktrack_rings_flush(s);
+	s->flush = true;
+	trace_ktrack_session_stop(s->id, s->name);
+	wake_up_all(&s->wq);
+}
+
+static int session_start_locked(struct ktrack_session *s)
+{
+	int ret;
+
+	if (s->running)
+		return -EBUSY;
+	if (!s->rings) {
+		ret = ktrack_rings_alloc(s);
+		if (ret)
+			return ret;
+	}
+	s->state = KTRACK_STATE_RUNNING;
+	s->flush = false;
+	s->touched = true;
+	static_branch_inc(&ktrack_active_key);
+	/* Rings before 'running': pairs with smp_rmb() in the writer. */
+	smp_store_release(&s->running, 1);
+	mutex_lock(&ktrack_sessions_mutex);
+	list_add_rcu(&s->run_node, &ktrack_running);
+	mutex_unlock(&ktrack_sessions_mutex);
+	trace_ktrack_session_start(s->id, s->name);
+	return 0;
+}
+
+/* Tear down once: stop, detach probes and tracked objects, wake readers. */
+static void session_teardown(struct ktrack_session *s)
+{
+	mutex_lock(&s->lock);
+	if (s->dead) {
+		mutex_unlock(&s->lock);
+		return;
+	}
+	s->dead = true;
+	session_stop_locked(s);
+	mutex_unlock(&s->lock);
+	ktrack_probe_session_release(s);
+	ktrack_objtrace_session_release(s);
+	trace_ktrack_session_close(s->id, s->name);
+	wake_up_all(&s->wq);
+}
+
+struct ktrack_session *ktrack_file_session(struct ktrack_file *f)
+{
+	struct ktrack_session *s;
+
+	spin_lock(&f->lock);
+	s = f->s;
+	ktrack_session_get(s);
+	spin_unlock(&f->lock);
+	return s;
+}
+
+void ktrack_session_file_release(struct ktrack_session *s)
+{
+	atomic_dec(&s->nr_fds);
+	if (!s->named)
+		session_teardown(s);
+	ktrack_session_put(s);
+}
+
+/* ---- named sessions --------------------------------------------------- */
+
+static int copy_session_req(struct ktrack_session_req *req, void __user *arg)
+{
+	u32 usize;
+	size_t n;
+	int ret;
+
+	ret = ktrack_copy_sized_in(req, sizeof(*req), sizeof(*req), arg, &usize);
+	if (ret)
+		return ret;
+	if (req->flags & ~KTRACK_SESSION_F_ALL)
+		return -EINVAL;
+	n = strnlen(req->name, sizeof(req->name));
+	if (n == sizeof(req->name))
+		return -EINVAL;
+	/* The bytes after the NUL are reserved too. */
+	if (memchr_inv(req->name + n, 0, sizeof(req->name) - n))
+		return -EINVAL;
+	return 0;
+}
+
+static bool valid_name(const char *name)
+{
+	const char *p;
+
+	if (!*name)
+		return false;
+	for (p = name; *p; p++)
+		if (!isalnum(*p) && *p != '_' && *p != '.' && *p != '-')
+			return false;
+	return true;
+}
+
+static struct ktrack_session *find_named(const char *name)
+{
+	struct ktrack_session *s;
+
+	lockdep_assert_held(&ktrack_sessions_mutex);
+	list_for_each_entry(s, &ktrack_named, named_node)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+/* The file's own session may be replaced only while nothing uses it. */
+static bool pristine(struct ktrack_session *s)
+{
+	return !s->named && !s->touched && !atomic_read(&s->nr_maps);
+}
+
+/* Attach file 'f' (now on anonymous 'old') to 'news' (referenced). */
+static void swap_session(struct ktrack_file *f, struct ktrack_session *old,
+			 struct ktrack_session *news)
+{
+	atomic_inc(&news->nr_fds);
+	spin_lock(&f->lock);
+	f->s = news;
+	spin_unlock(&f->lock);
+	/* The file's reference on 'old' moves to nobody: release it. */
+	ktrack_session_file_release(old);
+}
+
+static long session_create(struct ktrack_file *f, struct ktrack_session *cur, void __user *arg)
+{
+	struct ktrack_session_req req;
+	struct ktrack_session *s;
+	int ret;
+
+	ret = copy_session_req(&req, arg);
+	if (ret)
+		return ret;
+	if (req.flags || !valid_name(req.name))
+		return -EINVAL;
+	mutex_lock(&ktrack_sessions_mutex);
+	if (find_named(req.name)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	mutex_lock(&cur->lock);
+	if (!pristine(cur)) {
+		mutex_unlock(&cur->lock);
+		ret = -EBUSY;
+		goto out;
+	}
+	cur->touched = true;	/* no second create/attach on it */
+	mutex_unlock(&cur->lock);
+	s = ktrack_session_new(req.name);
+	if (!s) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* The initial reference is the name table's; the file takes one. */
+	atomic_set(&s->nr_fds, 0);
+	__module_get(THIS_MODULE);
+	list_add_tail(&s->named_node, &ktrack_named);
+	ktrack_session_get(s);
+	mutex_unlock(&ktrack_sessions_mutex);
+	swap_session(f, cur, s);
+	return 0;
+out:
+	mutex_unlock(&ktrack_sessions_mutex);
+	return ret;
+}
+
+static long session_attach_name(struct ktrack_file *f, struct ktrack_session *cur,
+				const char *name)
+{
+	struct ktrack_session *s;
+
+	mutex_lock(&ktrack_sessions_mutex);
+	s = find_named(name);
+	if (!s) {
+		mutex_unlock(&ktrack_sessions_mutex);
+		return -ENOENT;
+	}
+	mutex_lock(&cur->lock);
+	if (!pristine(cur)) {
+		mutex_unlock(&cur->lock);
+		mutex_unlock(&ktrack_sessions_mutex);
+		return -EBUSY;
+	}
+	cur->touched = true;
+	mutex_unlock(&cur->lock);
+	ktrack_session_get(s);
+	mutex_unlock(&ktrack_sessions_mutex);
+	swap_session(f, cur, s);
+	return 0;
+}
+
+static long session_attach(struct ktrack_file *f, struct ktrack_session *cur, void __user *arg)
+{
+	struct ktrack_session_req req;
+	int ret;
+
+	ret = copy_session_req(&req, arg);
+	if (ret)
+		return ret;
+	if (req.flags || !valid_name(req.name))
+		return -EINVAL;
+	return session_attach_name(f, cur, req.name);
+}
+
+void ktrack_session_maybe_attach_default(struct ktrack_file *f)
+{
+	struct ktrack_session *cur = ktrack_file_session(f);
+
+	if (pristine(cur))
+		session_attach_name(f, cur, KTRACK_DEFAULT_SESSION);
+	ktrack_session_put(cur);
+}
+
+/* Remove from the table (mutex held); the caller tears down and puts. */
+static void unlink_named(struct ktrack_session *s)
+{
+	list_del_init(&s->named_node);
+}
+
+static void destroy_unlinked(struct ktrack_session *s)
+{
+	session_teardown(s);
+	ktrack_session_put(s);	/* the table's reference */
+	module_put(THIS_MODULE);
+}
+
+static long session_destroy(void __user *arg)
+{
+	struct ktrack_session_req req;
+	struct ktrack_session *s, *tmp;
+	LIST_HEAD(doomed);
+	int ret;
+
+	ret = copy_session_req(&req, arg);
+	if (ret)
+		return ret;
+	if (req.flags & KTRACK_SESSION_F_ALL) {
+		if (req.name[0])
+			return -EINVAL;
+		mutex_lock(&ktrack_sessions_mutex);
+		list_splice_init(&ktrack_named, &doomed);
+		mutex_unlock(&ktrack_sessions_mutex);
+		list_for_each_entry_safe(s, tmp, &doomed, named_node) {
+			unlink_named(s);
+			destroy_unlinked(s);
+		}
+		return 0;
+	}
+	if (!valid_name(req.name))
+		return -EINVAL;
+	mutex_lock(&ktrack_sessions_mutex);
+	s = find_named(req.name);
+	if (s)
+		unlink_named(s);
+	mutex_unlock(&ktrack_sessions_mutex);
+	if (!s)
+		return -ENOENT;
+	destroy_unlinked(s);
+	return 0;
+}
+
+static long session_list(void __user *arg)
+{
+	struct ktrack_session_list l;
+	struct ktrack_session_info *info = NULL;
+	struct ktrack_session *s;
+	u32 usize, n = 0, cap;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&l, sizeof(l), sizeof(l), arg, &usize);
+	if (ret)
+		return ret;
+	if (l.count && !l.entries_ptr)
+		return -EFAULT;
+	if (l.count > 4096)
+		return -E2BIG;
+	cap = l.count;
+	if (cap) {
+		info = kvcalloc(cap, sizeof(*info), GFP_KERNEL);
+		if (!info)
+			return -ENOMEM;
+	}
+	mutex_lock(&ktrack_sessions_mutex);
+	list_for_each_entry(s, &ktrack_named, named_node) {
+		if (n < cap) {
+			strscpy(info[n].name, s->name, sizeof(info[n].name));
+			info[n].id = s->id;
+			info[n].nr_fds = atomic_read(&s->nr_fds);
+			info[n].state = READ_ONCE(s->state);
+			info[n].buf_pages = READ_ONCE(s->cfg.buf_pages);
+		}
+		n++;
+	}
+	mutex_unlock(&ktrack_sessions_mutex);
+	ret = 0;
+	if (cap && copy_to_user(u64_to_user_ptr(l.entries_ptr), info,
+				(size_t)min(n, cap) * sizeof(*info)))
+		ret = -EFAULT;
+	kvfree(info);
+	if (ret)
+		return ret;
+	l.count = n;
+	if (put_user(n, &((struct ktrack_session_list __user *)arg)->count))
+		return -EFAULT;
+	return 0;
+}
+
+/* ---- per-session ioctls ------------------------------------------------ */
+
+static long session_set_config(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_config c;
+	u32 usize, i;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
+	if (ret)
+		return ret;
+	if (c.flags || c.mode > KTRACK_MODE_OVERWRITE || c.clock > KTRACK_CLOCK_BOOT ||
+	    c.wakeup_percent > 100 || c.nr_pids > KTRACK_MAX_PID_FILTER)
+		return -EINVAL;
+	if (!c.buf_pages || !is_power_of_2(c.buf_pages))
+		return -EINVAL;
+	if (c.buf_pages > KTRACK_MAX_BUF_PAGES)
+		return -E2BIG;
+	for (i = c.nr_pids; i < KTRACK_MAX_PID_FILTER; i++)
+		if (c.pids[i])
+			return -EINVAL;
+	for (i = 0; i < c.nr_pids; i++)
+		if (c.pids[i] <= 0)
+			return -EINVAL;
+	if (nr_cpu_ids < 64 && (c.cpu_mask >> nr_cpu_ids))
+		return -EINVAL;
+	c.size = sizeof(c);
+	mutex_lock(&s->lock);
+	ret = 0;
+	if (s->dead) {
+		ret = -ENODEV;
+	} else if (s->running) {
+		ret = -EBUSY;
+	} else if (s->rings && (c.buf_pages != s->cfg.buf_pages || c.mode != s->cfg.mode)) {
+		if (atomic_read(&s->nr_maps))
+			ret = -EBUSY;
+		else
+			ktrack_rings_free(s);
+	}
+	if (!ret) {
+		s->cfg = c;
+		s->wm_bytes = watermark(&c);
+		s->touched = true;
+	}
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+static long session_get_config(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_config c;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
+	if (ret)
+		return ret;
+	mutex_lock(&s->lock);
+	c = s->cfg;
+	mutex_unlock(&s->lock);
+	c.size = sizeof(c);
+	if (copy_to_user(arg, &c, min_t(size_t, usize, sizeof(c))))
+		return -EFAULT;
+	return 0;
+}
+
+static long session_get_stats(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_stats st;
+	struct ktrack_cpu_stats cs;
+	struct ktrack_cpu_stats __user *out;
+	u32 usize, cpu, n;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&st, sizeof(st), sizeof(st), arg, &usize);
+	if (ret)
+		return ret;
+	if (st.__pad)
+		return -EINVAL;
+	if (st.nr_cpus && !st.cpus_ptr)
+		return -EFAULT;
+	out = u64_to_user_ptr(st.cpus_ptr);
+	n = min(st.nr_cpus, nr_cpu_ids);
+	mutex_lock(&s->lock);
+	for (cpu = 0; cpu < n; cpu++) {
+		memset(&cs, 0, sizeof(cs));
+		cs.cpu = cpu;
+		cs.online = cpu_online(cpu);
+		if (s->rings && s->rings[cpu])
+			ktrack_ring_fill_stats(s->rings[cpu], &cs);
+		if (copy_to_user(out + cpu, &cs, sizeof(cs))) {
+			ret = -EFAULT;
+			break;
+		}
+	}
+	st.state = s->state;
+	mutex_unlock(&s->lock);
+	if (ret)
+		return ret;
+	st.nr_cpus = nr_cpu_ids;
+	st.size = sizeof(st);
+	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
+		return -EFAULT;
+	return 0;
+}
+
+long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsigned int cmd,
+			  void __user *arg)
+{
+	long ret;
+
+	switch (cmd) {
+	case KTRACK_IOC_SET_CONFIG:
+		return session_set_config(s, arg);
+	case KTRACK_IOC_GET_CONFIG:
+		return session_get_config(s, arg);
+	case KTRACK_IOC_GET_STATS:
+		return session_get_stats(s, arg);
+	case KTRACK_IOC_SESSION_CREATE:
+		return session_create(f, s, arg);
+	case KTRACK_IOC_SESSION_ATTACH:
+		return session_attach(f, s, arg);
+	case KTRACK_IOC_SESSION_DESTROY:
+		return session_destroy(arg);
+	case KTRACK_IOC_SESSION_LIST:
+		return session_list(arg);
+	case KTRACK_IOC_START:
+	case KTRACK_IOC_STOP:
+	case KTRACK_IOC_FLUSH:
+		break;
+	default:
+		break;
+	}
+	mutex_lock(&s->lock);
+	if (s->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	switch (cmd) {
+	case KTRACK_IOC_START:
+		ret = session_start_locked(s);
+		break;
+	case KTRACK_IOC_STOP:
+		ret = s->running ? 0 : -EALREADY;
+		session_stop_locked(s);
+		break;
+	case KTRACK_IOC_FLUSH:
+		ktrack_rings_flush(s);
+		s->flush = true;
+		wake_up_all(&s->wq);
+		ret = 0;
+		break;
+	default:
+		/* Each part owns a range of command numbers (ktrack_internal.h). */
+		s->touched = true;
+		if (_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f)
+			ret = ktrack_probe_ioctl(s, cmd, arg);
+		else if (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f)
+			ret = ktrack_objtrace_ioctl(s, cmd, arg);
+		else
+			ret = -ENOTTY;
+	}
+out:
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+bool ktrack_session_readable(struct ktrack_session *s)
+{
+	return ktrack_rings_readable(s, READ_ONCE(s->flush) || !READ_ONCE(s->running));
+}
+
+/* ---- mmap --------------------------------------------------------------- */
+
+static void ktrack_vm_open(struct vm_area_struct *vma)
+{
+	struct ktrack_session *s = vma->vm_private_data;
+
+	ktrack_session_get(s);
+	atomic_inc(&s->nr_maps);
+}
+
+static void ktrack_vm_close(struct vm_area_struct *vma)
+{
+	struct ktrack_session *s = vma->vm_private_data;
+
+	atomic_dec(&s->nr_maps);
+	ktrack_session_put(s);
+}
+
+static const struct vm_operations_struct ktrack_vm_ops = {
+	.open = ktrack_vm_open,
+	.close = ktrack_vm_close,
+};
+
+int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma)
+{
+	unsigned long npages = vma_pages(vma), pgoff = vma->vm_pgoff, i, stride, total;
+	bool data = false;
+	int ret = 0;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	mutex_lock(&s->lock);
+	if (s->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	stride = 1 + (unsigned long)s->cfg.buf_pages;
+	total = stride * nr_cpu_ids;
+	if (pgoff >= total || npages > total - pgoff) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < npages; i++)
+		if ((pgoff + i) % stride)
+			data = true;
+	if (data && (vma->vm_flags & VM_WRITE)) {
+		ret = -EPERM;
+		goto out;
+	}
+	if (!s->rings) {
+		ret = ktrack_rings_alloc(s);
+		if (ret)
+			goto out;
+	}
+	if (data)
+		ktrack_vm_flags_clear(vma, VM_MAYWRITE);
+	/*
+	 * Not inherited by fork, never grown by mremap, not in core dumps.
+	 * The inserted pages are reference counted by the page tables, so a
+	 * mapping that outlives the session (MADV_DOFORK, close) stays safe.
+	 */
+	ktrack_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	for (i = 0; i < npages; i++) {
+		unsigned long pg = pgoff + i;
+		struct ktrack_ring *r = s->rings[pg / stride];
+		void *kaddr = (u8 *)r->area + (pg % stride) * PAGE_SIZE;
+
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, vmalloc_to_page(kaddr));
+		if (ret)
+			goto out;
+	}
+	vma->vm_ops = &ktrack_vm_ops;
+	vma->vm_private_data = s;
+	s->touched = true;
+	ktrack_vm_open(vma);
+out:
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+/* ---- API for other modules (include/ktrack/ktrack_api.h) --------------- */
+
+int notrace __ktrack_emit_record(u16 type, const void *payload, u32 len)
+{
+	struct ktrack_session *s;
+	int n = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &ktrack_running, run_node)
+		if (!ktrack_session_write(s, type, payload, len))
+			n++;
+	rcu_read_unlock();
+	return n;
+}
+EXPORT_SYMBOL_GPL(__ktrack_emit_record);
+
+int notrace __ktrack_emit(u32 id, const void *data, u32 len)
+{
+	struct ktrack_reservation res;
+	struct ktrack_rec_emit *e;
+	struct ktrack_session *s;
+	int n = 0;
+
+	if (len > KTRACK_REC_MAX)
+		return 0;
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &ktrack_running, run_node) {
+		e = ktrack_ring_reserve(s, KTRACK_REC_EMIT, sizeof(*e) + len, &res);
+		if (!e)
+			continue;
+		e->id = id;
+		e->size = len;
+		memcpy(e->data, data, len);
+		ktrack_ring_commit(s, &res);
+		n++;
+	}
+	rcu_read_unlock();
+	return n;
+}
+EXPORT_SYMBOL_GPL(__ktrack_emit);
+
+int notrace __ktrack_printf(const char *fmt, ...)
+{
+	char buf[KTRACK_PRINTF_MAX];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vscnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return __ktrack_emit_record(KTRACK_REC_PRINTF, buf, len + 1);
+}
+EXPORT_SYMBOL_GPL(__ktrack_printf);

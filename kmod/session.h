@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * session.h - sessions: anonymous (one per open file) and named (survive
+ * their creator).  Private to the transport; other parts see only the
+ * opaque struct ktrack_session of ktrack_internal.h.
+ */
+#ifndef _KTRACK_SESSION_H
+#define _KTRACK_SESSION_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include <uapi/ktrack.h>
+
+struct ktrack_ring;
+struct file;
+struct vm_area_struct;
+
+struct ktrack_session {
+	struct kref ref;		/* files, mappings, the name table */
+	u64 id;
+	char name[KTRACK_SESSION_NAME_MAX];	/* "" when anonymous */
+	bool named;
+	struct list_head named_node;	/* ktrack_named, under ktrack_sessions_mutex */
+	struct list_head run_node;	/* ktrack_running (RCU) while running */
+
+	struct mutex lock;		/* config, state, buffers, part ioctls */
+	struct mutex read_lock;		/* one read() at a time */
+	wait_queue_head_t wq;		/* readers (poll, read) */
+
+	struct ktrack_config cfg;
+	u32 wm_bytes;			/* wakeup watermark */
+	u32 state;			/* KTRACK_STATE_* */
+	int running;			/* read locklessly by writers */
+	bool dead;			/* torn down: destroyed or closed */
+	bool touched;			/* configured, started, mapped, ... */
+	bool flush;			/* wake readers on any data */
+	atomic_t nr_fds;
+	atomic_t nr_maps;
+
+	u32 nr_rings;			/* nr_cpu_ids */
+	struct ktrack_ring **rings;	/* per possible CPU; NULL until allocated */
+	u32 read_cpu;			/* read(): CPU to start with (fairness) */
+};
+
+/* Per open file: the session it is attached to (swapped by attach). */
+struct ktrack_file {
+	spinlock_t lock;
+	struct ktrack_session *s;
+};
+
+struct ktrack_session *ktrack_session_new(const char *name);
+void ktrack_session_put(struct ktrack_session *s);
+static inline void ktrack_session_get(struct ktrack_session *s)
+{
+	kref_get(&s->ref);
+}
+
+/* The session of 'f', with a reference. */
+struct ktrack_session *ktrack_file_session(struct ktrack_file *f);
+/* Last close of a file attached to 's'. */
+void ktrack_session_file_release(struct ktrack_session *s);
+
+long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s,
+			  unsigned int cmd, void __user *arg);
+/* read(): attach a pristine anonymous file to the "default" session. */
+void ktrack_session_maybe_attach_default(struct ktrack_file *f);
+int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma);
+bool ktrack_session_readable(struct ktrack_session *s);
+
+#endif /* _KTRACK_SESSION_H */

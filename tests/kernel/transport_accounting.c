@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exact accounting of the per-CPU rings with ktrack_test_emit: every
+ * sequence number arrives once and in order per (CPU, context) with a
+ * large buffer (mmap and read() readers); with a tiny buffer in discard
+ * and overwrite mode, received + lost = produced exactly and every gap is
+ * where a LOST record says.
+ */
+#include "kselftest_harness.h"
+#include "transport_lib.h"
+
+#define ALL_CTX		0xf	/* task, softirq, hardirq, NMI (when possible) */
+#define TASK_ONLY	0x1
+#define PAYLOAD		32
+
+FIXTURE(acct) {
+	int fd;
+	struct tp_reader rd;
+	struct tp_check chk;
+	struct tp_produced prod;
+};
+
+FIXTURE_SETUP(acct)
+{
+	ASSERT_EQ(0, tp_load());
+	self->fd = -1;
+	memset(&self->chk, 0, sizeof(self->chk));
+}
+
+FIXTURE_TEARDOWN(acct)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	tp_unload();
+}
+
+static void check_all_arrived(struct __test_metadata *_metadata, struct tp_check *c,
+			      struct tp_produced *p, int ncpu)
+{
+	int cpu, ctx;
+
+	EXPECT_EQ(0, c->errors) TH_LOG("%s", c->first_error);
+	EXPECT_EQ(0, c->lost);
+	EXPECT_EQ(p->total, c->received);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		for (ctx = 0; ctx < TP_NCTX; ctx++)
+			EXPECT_EQ(p->n[cpu][ctx], c->next[cpu][ctx])
+				TH_LOG("cpu %d ctx %d", cpu, ctx);
+	/* Every context the helper can drive under this kernel did run. */
+	EXPECT_LT(0, c->ctx_seen[KTRACK_RECF_CTX_TASK]);
+	EXPECT_LT(0, c->ctx_seen[KTRACK_RECF_CTX_SOFTIRQ]);
+	EXPECT_LT(0, c->ctx_seen[KTRACK_RECF_CTX_HARDIRQ]);
+}
+
+TEST_F(acct, large_buffer_mmap_every_seq_once_in_order)
+{
+	struct ktrack_cpu_stats cs[TP_MAX_CPUS];
+	int cpu, ncpu;
+
+	self->fd = tp_open(2048, KTRACK_MODE_DISCARD);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tp_map(&self->rd, self->fd, 2048));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	self->chk.run = 1;
+	ASSERT_EQ(0, tp_run(1, 5000, ALL_CTX, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	ASSERT_LE(0, tp_drain(&self->rd, &self->chk));
+	ncpu = self->rd.ncpu;
+	ASSERT_LT(1, ncpu) TH_LOG("run the VM with --smp 2 or more");
+	check_all_arrived(_metadata, &self->chk, &self->prod, ncpu);
+	ASSERT_EQ(0, tp_stats(self->fd, cs, ncpu, NULL));
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		__u64 p = 0;
+		int ctx;
+
+		for (ctx = 0; ctx < TP_NCTX; ctx++)
+			p += self->prod.n[cpu][ctx];
+		EXPECT_EQ(p, cs[cpu].written);
+		EXPECT_EQ(0, cs[cpu].lost_full + cs[cpu].lost_too_big + cs[cpu].overwritten);
+		EXPECT_EQ(p * (sizeof(struct ktrack_rec_hdr) + PAYLOAD), cs[cpu].bytes);
+	}
+	tp_unmap(&self->rd);
+}
+
+TEST_F(acct, large_buffer_read_every_seq_once_in_order)
+{
+	self->fd = tp_open(2048, KTRACK_MODE_DISCARD);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	self->chk.run = 2;
+	ASSERT_EQ(0, tp_run(2, 5000, ALL_CTX, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	/* Stopped: read() drains, then returns 0 (end of stream). */
+	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
+	check_all_arrived(_metadata, &self->chk, &self->prod, tp_nr_cpus(self->fd));
+}
+
+TEST_F(acct, nmi_context_records)
+{
+	self->fd = tp_open(256, KTRACK_MODE_DISCARD);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	self->chk.run = 3;
+	ASSERT_EQ(0, tp_run(3, 200, 1 << KTRACK_RECF_CTX_NMI, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	if (!self->prod.nmi_supported)
+		SKIP(return, "no PMU NMIs on this machine (QEMU TCG): NMI context not exercised");
+	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
+	EXPECT_EQ(0, self->chk.errors) TH_LOG("%s", self->chk.first_error);
+	EXPECT_EQ(self->prod.total, self->chk.received);
+	EXPECT_EQ(self->prod.total, self->chk.ctx_seen[KTRACK_RECF_CTX_NMI]);
+}
+
+/* Tiny buffer, reader running concurrently, one context: exact gaps. */
+static void tiny(struct __test_metadata *_metadata, FIXTURE_DATA(acct) *self, __u32 mode,
+		 __u32 mask, bool exact, __u32 run)
+{
+	struct ktrack_cpu_stats cs[TP_MAX_CPUS];
+	struct tp_bg bg = { .r = &self->rd, .c = &self->chk };
+	__u64 written = 0, lost = 0;
+	int cpu, ctx;
+
+	self->fd = tp_open(1, mode);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tp_map(&self->rd, self->fd, 1));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	self->chk.run = run;
+	self->chk.exact_gaps = exact;
+	ASSERT_EQ(0, pthread_create(&bg.th, NULL, tp_bg_fn, &bg));
+	ASSERT_EQ(0, tp_run(run, 20000, mask, PAYLOAD, &self->prod));
+	bg.stop = 1;
+	pthread_join(bg.th, NULL);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	ASSERT_LE(0, tp_drain(&self->rd, &self->chk));
+	/* The last LOST record needs room: drained now, flush writes it. */
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_FLUSH));
+	ASSERT_LE(0, tp_drain(&self->rd, &self->chk));
+	EXPECT_EQ(0, self->chk.errors) TH_LOG("%s", self->chk.first_error);
+	EXPECT_EQ(self->prod.total, self->chk.received + self->chk.lost)
+		TH_LOG("received %llu lost %llu", (unsigned long long)self->chk.received,
+		       (unsigned long long)self->chk.lost);
+	EXPECT_LT(0, self->chk.lost) TH_LOG("a 1-page buffer must overflow");
+	EXPECT_LT(0, self->chk.received);
+	if (exact) {
+		/* The tail of each stream: nothing after the last marker. */
+		for (cpu = 0; cpu < self->rd.ncpu; cpu++)
+			for (ctx = 0; ctx < TP_NCTX; ctx++)
+				EXPECT_EQ(self->prod.n[cpu][ctx],
+					  self->chk.next[cpu][ctx] + (ctx ? 0 : self->chk.pending_lost[cpu]));
+	}
+	ASSERT_EQ(0, tp_stats(self->fd, cs, self->rd.ncpu, NULL));
+	for (cpu = 0; cpu < self->rd.ncpu; cpu++) {
+		written += cs[cpu].written;
+		lost += cs[cpu].lost_full + cs[cpu].lost_too_big;
+	}
+	if (mode == KTRACK_MODE_DISCARD) {
+		EXPECT_EQ(self->prod.total, written + lost);
+		EXPECT_EQ(lost, self->chk.lost);
+	} else {
+		EXPECT_EQ(self->prod.total, written + lost);
+	}
+	tp_unmap(&self->rd);
+}
+
+TEST_F(acct, tiny_discard_gaps_where_markers_say)
+{
+	tiny(_metadata, self, KTRACK_MODE_DISCARD, TASK_ONLY, true, 10);
+}
+
+TEST_F(acct, tiny_overwrite_gaps_where_markers_say)
+{
+	tiny(_metadata, self, KTRACK_MODE_OVERWRITE, TASK_ONLY, true, 11);
+}
+
+TEST_F(acct, tiny_discard_all_contexts_received_plus_lost)
+{
+	tiny(_metadata, self, KTRACK_MODE_DISCARD, ALL_CTX, false, 12);
+}
+
+TEST_F(acct, tiny_overwrite_all_contexts_received_plus_lost)
+{
+	tiny(_metadata, self, KTRACK_MODE_OVERWRITE, ALL_CTX, false, 13);
+}
+
+TEST_F(acct, tiny_overwrite_read_keeps_newest)
+{
+	struct tp_check *c = &self->chk;
+	int cpu;
+
+	self->fd = tp_open(1, KTRACK_MODE_OVERWRITE);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	c->run = 14;
+	c->exact_gaps = true;
+	ASSERT_EQ(0, tp_run(14, 3000, TASK_ONLY, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	ASSERT_LE(0, tp_read_all(self->fd, c));
+	EXPECT_EQ(0, c->errors) TH_LOG("%s", c->first_error);
+	EXPECT_EQ(self->prod.total, c->received + c->lost);
+	EXPECT_LT(0, c->lost);
+	/* Flight recorder: the newest records survive, up to the last one. */
+	for (cpu = 0; cpu < tp_nr_cpus(self->fd); cpu++)
+		EXPECT_EQ(self->prod.n[cpu][0], c->next[cpu][0]);
+}
+
+TEST_HARNESS_MAIN
