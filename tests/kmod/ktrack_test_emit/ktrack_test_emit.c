@@ -19,8 +19,9 @@
  *	Result: "run RUN nmi_supported 0|1" then per CPU
  *	"cpu C task N softirq N hardirq N nmi N" (records produced).
  *
- *   bench COUNT SIZE
- *	Emit COUNT records in a tight task-context loop on the current CPU.
+ *   bench COUNT SIZE [GAP_NS]
+ *	Emit COUNT records in a tight task-context loop on the current CPU
+ *	(busy-waiting GAP_NS between records: a paced producer).
  *	Result: "bench records COUNT ns TOTAL_NS".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -72,7 +73,8 @@ static void emit_batch(struct emit_cpu *e, int ctx, int max)
 		r->seq = e->seq[ctx]++;
 		r->context = ctx;
 		r->run = cur_run;
-		__ktrack_emit_record(KTRACK_REC_TEST_SEQ, r, cur_size);
+		if (ktrack_active())
+			__ktrack_emit_record(KTRACK_REC_TEST_SEQ, r, cur_size);
 		atomic_dec(&e->left[ctx]);
 	}
 }
@@ -189,7 +191,7 @@ static int do_run(u32 run, u32 count, u32 mask, u32 size)
 	return 0;
 }
 
-static int do_bench(u32 count, u32 size)
+static int do_bench(u32 count, u32 size, u32 gap)
 {
 	struct ktrack_rec_test_seq *r;
 	u64 t0, t1;
@@ -203,7 +205,15 @@ static int do_bench(u32 count, u32 size)
 	t0 = ktime_get_ns();
 	for (i = 0; i < count; i++) {
 		r->seq = i;
-		__ktrack_emit_record(KTRACK_REC_TEST_SEQ, r, size);
+		/* As a driver would: the static key first (ktrack_api.h). */
+		if (ktrack_active())
+			__ktrack_emit_record(KTRACK_REC_TEST_SEQ, r, size);
+		if (gap) {
+			u64 until = ktime_get_ns() + gap;
+
+			while (ktime_get_ns() < until)
+				cpu_relax();
+		}
 		if (!(i & 4095))
 			cond_resched();
 	}
@@ -216,7 +226,7 @@ static int do_bench(u32 count, u32 size)
 static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len, loff_t *ppos)
 {
 	char cmd[128];
-	u32 a, b, c, d;
+	u32 a, b, c, d, gap = 0;
 	int ret;
 
 	if (len >= sizeof(cmd))
@@ -229,9 +239,10 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	if (sscanf(cmd, "run %u %u %x %u", &a, &b, &c, &d) == 4 && b <= 10000000 &&
 	    c < BIT(NCTX) && d >= sizeof(struct ktrack_rec_test_seq) && d <= MAX_SIZE && !(d % 8))
 		ret = do_run(a, b, c, d);
-	else if (sscanf(cmd, "bench %u %u", &a, &b) == 2 && b >= sizeof(struct ktrack_rec_test_seq) &&
-		 b <= MAX_SIZE && !(b % 8))
-		ret = do_bench(a, b);
+	else if (sscanf(cmd, "bench %u %u %u", &a, &b, &gap) >= 2 &&
+		 b >= sizeof(struct ktrack_rec_test_seq) && b <= MAX_SIZE && !(b % 8) &&
+		 gap <= 1000000)
+		ret = do_bench(a, b, gap);
 	else
 		ret = -EINVAL;
 	mutex_unlock(&emit_lock);
