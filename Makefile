@@ -81,7 +81,7 @@ checkpatch: $(CACHE)/kernels.list
 # ---- kernel-side test programs (kselftest harness, run in the VM) -----------
 KTEST_SRCS := $(wildcard $(ROOT)/tests/kernel/*.c)
 KTEST_BINS := $(patsubst $(ROOT)/tests/kernel/%.c,$(BUILD)/tests/kernel/%,$(KTEST_SRCS))
-KTEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare \
+KTEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Wno-clobbered \
 	-I$(ROOT)/include -I$(ROOT)/tests/kernel -I$(CACHE)/linux-src/tools/testing/selftests -D_GNU_SOURCE -pthread
 
 kernel-tests: $(KTEST_BINS)
