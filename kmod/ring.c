@@ -157,9 +157,10 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 
 static notrace bool ring_room(struct ktrack_ring *r, u64 head, u64 end)
 {
-	/* Acquire: the reader's copy is done before we overwrite (its release). */
-	if (r->mode == KTRACK_MODE_DISCARD)
+	if (r->mode == KTRACK_MODE_DISCARD) {
+		/* Acquire: the reader's copy is done before we overwrite (its release). */
 		return end - smp_load_acquire(&r->ctrl->data_tail) <= r->size;
+	}
 	if (end - READ_ONCE(r->oldest) <= r->size)
 		return true;
 	if (local_read(&r->nest) != 1)
