@@ -1,0 +1,99 @@
+// graph: nesting, leaves, delay markers, lost records in the middle,
+// context-switch separators, orphan exits.
+#include <gtest/gtest.h>
+
+#include "analysis_fixture.hpp"
+#include "ktrack/graph.hpp"
+
+using namespace fixture;
+
+namespace {
+
+std::string run(const Stream &st, GraphOptions o = {}) {
+  auto n = names();
+  return capture([&](Out &out) {
+    Graph g(o, n, out);
+    for (const auto &s : st.samples) g.add(s);
+    g.finish();
+  });
+}
+
+}  // namespace
+
+TEST(Graph, NestingLeavesAndMarkers) {
+  Stream st;
+  st.entry(1000, 0, 100, kA);
+  st.entry(2000, 0, 100, kB).exit(2500, 0, 100, kB);  // leaf, 0.5 us
+  st.entry(3000, 0, 100, kB);
+  st.entry(4000, 0, 100, kC).exit(54000, 0, 100, kC);  // + 50 us
+  st.exit(60000, 0, 100, kB);                          // + 57 us
+  st.exit(201000, 0, 100, kA);                         // ! 200 us
+  std::string out = run(st);
+  EXPECT_EQ(out,
+            "  0) bash-100             |               |  func_a() {\n"
+            "  0) bash-100             |      0.500 us |    func_b();\n"
+            "  0) bash-100             |               |    func_b() {\n"
+            "  0) bash-100             | +   50.000 us |      func_c();\n"
+            "  0) bash-100             | +   57.000 us |    } /* func_b */\n"
+            "  0) bash-100             | !  200.000 us |  } /* func_a */\n");
+}
+
+TEST(Graph, LostRecordsInTheMiddle) {
+  Stream st;
+  st.entry(1000, 1, 100, kA);
+  st.entry(2000, 1, 100, kB);
+  st.lost(3000, 1, 1234, 2100, 2900);  // b's exit and c's entry are gone
+  st.exit(4000, 1, 100, kC);           // orphan
+  st.exit(5000, 1, 100, kA);           // closes a (b dropped)
+  st.entry(6000, 1, 100, kB).exit(6100, 1, 100, kB);
+  std::string out = run(st);
+  auto ls = lines(out);
+  ASSERT_EQ(ls.size(), 6u) << out;
+  EXPECT_EQ(ls[0], "  1) bash-100             |               |  func_a() {");
+  EXPECT_EQ(ls[1], "  1) bash-100             |               |    func_b() {");
+  EXPECT_EQ(ls[2], "  1) ========== lost 1234 records on CPU 1 between 0.000002 and 0.000002 ==========");
+  EXPECT_EQ(ls[3], "  1) bash-100             |               |      } /* func_c (entry not recorded) */");
+  EXPECT_EQ(ls[4], "  1) bash-100             |      4.000 us |  } /* func_a */");
+  EXPECT_EQ(ls[5], "  1) bash-100             |      0.100 us |  func_b();");
+}
+
+TEST(Graph, ContextSwitchSeparatorAndPerTaskNesting) {
+  Stream st;
+  st.entry(1000, 0, 100, kA);
+  st.entry(2000, 0, 200, kB).exit(2100, 0, 200, kB);  // cat runs on CPU 0 now
+  st.exit(3000, 0, 100, kA);
+  std::string out = run(st);
+  EXPECT_NE(out.find("  0) bash-100             |               |  func_a() {\n"
+                     " ------------------------------------------\n  0)             bash-100  =>  cat-200\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  0) cat-200              |      0.100 us |  func_b();"), std::string::npos) << out;
+  EXPECT_NE(out.find("  0) bash-100             |      2.000 us |  } /* func_a */"), std::string::npos)
+      << out;
+  GraphOptions o;
+  o.per_task = true;
+  std::string pt = run(st, o);
+  EXPECT_EQ(pt.find("----"), std::string::npos) << pt;
+  EXPECT_NE(pt.find(" cat-200                0) |      0.100 us |  func_b();"), std::string::npos) << pt;
+}
+
+TEST(Graph, PointsMarkersAndColor) {
+  Stream st;
+  st.entry(1000, 0, 100, kA);
+  st.probe(Kind::Point, 1500, 0, 100, kC, kCaller, 7);
+  st.marker(1600, 0, 100, "hello");
+  st.exit(20000, 0, 100, kA);
+  GraphOptions o;
+  o.colors = Colors::on();
+  std::string out = run(st, o);
+  EXPECT_NE(out.find("|    /* tp_sched: func_c */"), std::string::npos) << out;
+  EXPECT_NE(out.find("|    /* marker: hello */"), std::string::npos) << out;
+  EXPECT_NE(out.find("\033[33m+ \033[0m  19.000 us"), std::string::npos) << out;
+}
+
+TEST(Graph, OpenCallsAtTheEndArePrinted) {
+  Stream st;
+  st.entry(1000, 0, 100, kA);
+  std::string out = run(st);
+  EXPECT_EQ(out, "  0) bash-100             |               |  func_a() {\n");
+}
