@@ -1,0 +1,207 @@
+// The views over a recorded file (TraceWriter -> TraceReader -> views),
+// checked against what the synthetic workload generator wrote; damaged
+// files end with a clear error after the records before the damage.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis_fixture.hpp"
+#include "json_mini.hpp"
+#include "ktrack/analysis_source.hpp"
+#include "ktrack/error.hpp"
+#include "ktrack/export_perfetto.hpp"
+#include "ktrack/graph.hpp"
+#include "ktrack/hist.hpp"
+#include "ktrack/profile.hpp"
+#include "ktrack/stackagg.hpp"
+#include "ktrack/synth_trace.hpp"
+#include "ktrack/top.hpp"
+
+namespace fs = std::filesystem;
+using namespace ktrack::analysis;
+using fixture::capture;
+
+namespace {
+
+class SynthFile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ =
+        new std::string(fs::temp_directory_path() / ("ktrack-analysis-" + std::to_string(getpid()) + ".ktr"));
+    SynthOptions o;
+    o.records = 60000;
+    o.cpus = 3;
+    o.lost_every = 7000;
+    truth_ = new SynthTruth(write_synthetic_trace(*path_, o));
+  }
+  static void TearDownTestSuite() {
+    fs::remove(*path_);
+    delete path_;
+    delete truth_;
+  }
+  static std::string *path_;
+  static SynthTruth *truth_;
+};
+std::string *SynthFile::path_;
+SynthTruth *SynthFile::truth_;
+
+}  // namespace
+
+TEST_F(SynthFile, ProfileMatchesTheWorkload) {
+  FileSource src(*path_);
+  ProfileOptions o;
+  Profile p(o, src.names());
+  Filter all;
+  uint64_t n = src.run(all, [&](const Sample &s) { p.add(s); });
+  EXPECT_EQ(n, truth_->records);
+  EXPECT_EQ(p.lost(), truth_->lost_count);
+  auto rows = p.rows();
+  uint64_t timed = 0;
+  for (const auto &r : rows) {
+    if (!truth_->calls.count(r.func)) continue;
+    EXPECT_EQ(r.st.timed, truth_->calls.at(r.func)) << r.func;
+    EXPECT_EQ(r.st.total, truth_->total_ns.at(r.func)) << r.func;
+    timed += r.st.timed;
+  }
+  EXPECT_EQ(timed, truth_->exits);
+  EXPECT_EQ(rows.size(), 16u);
+}
+
+TEST_F(SynthFile, HistCountsEveryPairAndFiltersWork) {
+  FileSource src(*path_);
+  HistOptions o;
+  o.key = "";
+  Hist h(o, src.names());
+  Filter all;
+  src.run(all, [&](const Sample &s) { h.add(s); });
+  EXPECT_EQ(h.values(), truth_->exits);
+
+  FileSource src2(*path_);
+  HistOptions o2;
+  o2.value = "len";
+  o2.key = "comm";
+  Hist h2(o2, src2.names());
+  FilterSpec spec;
+  spec.cpus = {1};
+  spec.events = {"fgraph"};
+  spec.where = "len < 1000";
+  Filter f(spec, src2.names());
+  src2.run(f, [&](const Sample &s) { h2.add(s); });
+  std::string out = capture([&](Out &x) { h2.print(x); });
+  EXPECT_NE(out.find("@[worker0]: len"), std::string::npos) << out;
+  EXPECT_NE(out.find("lost "), std::string::npos) << out;
+  EXPECT_NE(out.find("on CPU 1 between"), std::string::npos) << out;
+  EXPECT_EQ(out.find("on CPU 0 between"), std::string::npos) << out;
+}
+
+TEST_F(SynthFile, GraphStackTopAndPerfettoRun) {
+  {
+    FileSource src(*path_);
+    GraphOptions o;
+    FilterSpec spec;
+    spec.pids = {1000};
+    Filter f(spec, src.names());
+    std::string out = capture([&](Out &x) {
+      Graph g(o, src.names(), x);
+      src.run(f, [&](const Sample &s) { g.add(s); });
+      g.finish();
+    });
+    EXPECT_NE(out.find("  0) worker0-1000         |"), std::string::npos);
+    EXPECT_NE(out.find("vfs_read() {"), std::string::npos);
+    EXPECT_NE(out.find("} /* vfs_read */"), std::string::npos);
+    EXPECT_NE(out.find("=========="
+                       " lost "),
+              std::string::npos);
+    EXPECT_EQ(out.find("worker1-1001"), std::string::npos);
+  }
+  {
+    FileSource src(*path_);
+    StackOptions o;
+    o.folded = true;
+    StackAgg agg(o, src.names());
+    Filter all;
+    src.run(all, [&](const Sample &s) { agg.add(s); });
+    std::string out = capture([&](Out &x) { agg.print(x); });
+    EXPECT_NE(out.find("entry_SYSCALL_64;"), std::string::npos) << out.substr(0, 500);
+    uint64_t total = 0;
+    for (const auto &l : fixture::lines(out))
+      if (l.rfind("entry_SYSCALL_64;", 0) == 0) total += std::stoull(l.substr(l.rfind(' ') + 1));
+    EXPECT_EQ(total, truth_->stacks);
+  }
+  {
+    FileSource src(*path_);
+    TopOptions o;
+    o.limit = 0;
+    Top top(o, src.names());
+    Filter all;
+    uint64_t last = 0;
+    src.run(all, [&](const Sample &s) {
+      top.add(s);
+      last = s.ts;
+    });
+    EXPECT_EQ(top.window_hits(), truth_->entries + truth_->points);
+    std::string out = capture([&](Out &x) { top.print(x, last, 1000000000); });
+    EXPECT_NE(out.find("vfs_read"), std::string::npos);
+  }
+  {
+    FileSource src(*path_);
+    FilterSpec spec;
+    spec.until = "2ms";
+    Filter f(spec, src.names());
+    std::string out = capture([&](Out &x) {
+      PerfettoExport ex(src.names(), x);
+      src.run(f, [&](const Sample &s) { ex.add(s); });
+      ex.finish();
+    });
+    json_mini::Value v = json_mini::parse(out);
+    size_t calls = 0;
+    for (const auto &e : v["traceEvents"].arr)
+      if (e["ph"].str == "X" && e["cat"].str == "call") ++calls;
+    EXPECT_GT(calls, 100u);
+  }
+}
+
+TEST_F(SynthFile, TruncatedAndCorruptedFilesFailClearly) {
+  auto size = fs::file_size(*path_);
+  std::string cut = *path_ + ".cut", bad = *path_ + ".bad";
+  fs::copy_file(*path_, cut, fs::copy_options::overwrite_existing);
+  fs::resize_file(cut, size / 2);
+  {
+    FileSource src(cut);
+    Profile p(ProfileOptions{}, src.names());
+    Filter all;
+    uint64_t n = 0;
+    try {
+      src.run(all, [&](const Sample &s) {
+        ++n;
+        p.add(s);
+      });
+      ADD_FAILURE() << "a truncated file was read to the end";
+    } catch (const ktrack::Error &e) {
+      EXPECT_NE(std::string(e.what()).find(cut), std::string::npos) << e.what();
+    }
+    EXPECT_GT(n, 1000u);
+  }
+  fs::copy_file(*path_, bad, fs::copy_options::overwrite_existing);
+  {
+    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 3));
+    char junk[64];
+    std::memset(junk, 0x5a, sizeof(junk));
+    f.write(junk, sizeof(junk));
+  }
+  {
+    FileSource src(bad);
+    Filter all;
+    EXPECT_THROW(src.run(all, [](const Sample &) {}), ktrack::Error);
+  }
+  {
+    std::ofstream f(bad, std::ios::trunc);
+    f << "this is not a trace\n";
+  }
+  EXPECT_THROW(FileSource{bad}, ktrack::Error);
+  fs::remove(cut);
+  fs::remove(bad);
+}

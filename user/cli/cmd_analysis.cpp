@@ -1,0 +1,424 @@
+// ktrackctl hist | profile | graph | top | stack | export: answers from a
+// recorded file (ktrackctl record -o FILE, or `cat /dev/ktrack > FILE`).
+// The logic lives in user/lib (hist.hpp, profile.hpp, graph.hpp, ...).
+#include <fmt/core.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+
+#include "command.hpp"
+#include "ktrack/analysis_source.hpp"
+#include "ktrack/error.hpp"
+#include "ktrack/export_perfetto.hpp"
+#include "ktrack/graph.hpp"
+#include "ktrack/hist.hpp"
+#include "ktrack/profile.hpp"
+#include "ktrack/stackagg.hpp"
+#include "ktrack/top.hpp"
+
+namespace ktrackctl {
+namespace {
+
+namespace ka = ktrack::analysis;
+
+// Flags every view shares.
+struct ViewFlags {
+  std::string file;
+  std::string output;
+  std::string color = "auto";
+  std::string duration;
+  bool json = false;
+  ka::FilterSpec filter;
+};
+
+void add_view_flags(CLI::App *cmd, ViewFlags &f, bool json = true) {
+  cmd->add_option("FILE", f.file,
+                  "Recorded file (ktrackctl record -o FILE, or a raw /dev/ktrack stream; - = stdin)")
+      ->required();
+  cmd->add_option("-p,--pid", f.filter.pids, "Only these pids or tgids (repeatable)");
+  cmd->add_option("-C,--cpu", f.filter.cpus, "Only records from these CPUs (repeatable)");
+  cmd->add_option("-c,--comm", f.filter.comms, "Only tasks whose name matches this glob (repeatable)");
+  cmd->add_option("-e,--event", f.filter.events, "Only these probes/events (glob over names; repeatable)");
+  cmd->add_option("--since", f.filter.since,
+                  "Start at this time: 1.5s/200ms after the first record, or @SEC.FRAC");
+  cmd->add_option("--until", f.filter.until, "End at this time (same forms as --since)");
+  cmd->add_option("-d,--duration", f.duration, "Only the first DURATION of the file (e.g. 10s, 500ms)");
+  cmd->add_option("--where", f.filter.where,
+                  "Field predicate: 'len > 10 && comm == \"bash*\"' (== != < <= > >= &, && ||)");
+  cmd->add_option("-o,--output", f.output, "Write to FILE instead of stdout");
+  if (json) cmd->add_flag("--json", f.json, "JSON output (one object per line)");
+  cmd->add_option("--color", f.color, "Colour: auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+// The output stream (stdout or -o FILE) and whether it gets colour.
+class Output {
+ public:
+  explicit Output(const ViewFlags &f) {
+    if (!f.output.empty() && f.output != "-") {
+      file_ = std::fopen(f.output.c_str(), "w");
+      if (!file_) throw ktrack::SysError("open " + f.output + " for writing", errno);
+    }
+    FILE *fp = file_ ? file_ : stdout;
+    bool tty = isatty(fileno(fp)) && !std::getenv("NO_COLOR");
+    const char *term = std::getenv("TERM");
+    if (term && std::string_view(term) == "dumb") tty = false;
+    color_ = f.color == "always" || (f.color == "auto" && tty);
+    tty_ = tty;
+    out_ = std::make_unique<ka::Out>(fp);
+  }
+  ~Output() {
+    out_.reset();
+    if (file_) std::fclose(file_);
+  }
+  Output(const Output &) = delete;
+  Output &operator=(const Output &) = delete;
+  ka::Out &out() { return *out_; }
+  ka::Colors colors() const { return color_ ? ka::Colors::on() : ka::Colors::off(); }
+  bool tty() const { return tty_; }
+  void close() {
+    out_->flush();
+    if (file_ && std::fclose(file_) != 0) {
+      file_ = nullptr;
+      throw ktrack::SysError("close the output file", errno);
+    }
+    file_ = nullptr;
+  }
+
+ private:
+  FILE *file_ = nullptr;
+  bool color_ = false, tty_ = false;
+  std::unique_ptr<ka::Out> out_;
+};
+
+ka::Filter make_filter(ViewFlags &f, const ka::Names &names) {
+  if (!f.duration.empty()) {
+    uint64_t ns = ka::parse_duration_ns(f.duration, "-d/--duration");
+    if (!f.filter.until.empty())
+      throw ktrack::UsageError("-d/--duration and --until both bound the end: use one of them");
+    f.filter.until = fmt::format("{}ns", ns);
+  }
+  return ka::Filter(f.filter, names);
+}
+
+// The input ends early on damage: what was read is printed, then the error.
+template <typename Fn>
+void run_file(ka::FileSource &src, ka::Filter &filter, Fn &&fn) {
+  src.run(filter, std::forward<Fn>(fn));
+}
+
+// ---- hist -------------------------------------------------------------------
+
+struct HistFlags {
+  ViewFlags v;
+  std::string field = "$duration";
+  std::string by;
+  std::string linear;
+};
+
+const Command hist_cmd(50, [](CLI::App &app) {
+  auto f = std::make_shared<HistFlags>();
+  auto *cmd = app.add_subcommand("hist", "Histogram of a numeric field or of $duration, grouped by a key");
+  add_view_flags(cmd, f->v);
+  cmd->add_option(
+      "-f,--field", f->field,
+      "Value to histogram: a numeric probe field, $duration (entry/exit pairs or the probe's own), "
+      "pid, cpu... (default $duration)");
+  cmd->add_option(
+      "-k,--by", f->by,
+      "Group by: func, caller, probe, pid, tgid, comm, cpu or any field (default func for $duration, "
+      "none otherwise; 'none' for one group)");
+  cmd->add_option("--linear", f->linear, "Linear buckets MIN,MAX,STEP instead of powers of two");
+  cmd->footer(
+      "Prints bpftrace-style bars with count, min, avg, p50/p90/p99 and max per group,\n"
+      "and the records lost on each CPU.\n"
+      "Examples:\n"
+      "  ktrackctl hist trace.ktr                       # latency of every function (ns)\n"
+      "  ktrackctl hist trace.ktr -e vfs_read -k comm    # vfs_read latency per task name\n"
+      "  ktrackctl hist trace.ktr -f count -k pid --where 'count > 0'\n"
+      "  ktrackctl hist trace.ktr -f count --linear 0,65536,4096 --json");
+  cmd->callback([f] {
+    ka::FileSource src(f->v.file);
+    ka::HistOptions o;
+    o.value = f->field;
+    o.key = f->by;
+    if (o.key.empty() && (o.value == "$duration" || o.value == "duration")) o.key = "func";
+    if (o.key == "none") o.key.clear();
+    if (!f->linear.empty()) {
+      long long a, b, c;
+      char extra;
+      if (std::sscanf(f->linear.c_str(), "%lld,%lld,%lld%c", &a, &b, &c, &extra) != 3)
+        throw ktrack::UsageError(
+            fmt::format("--linear '{}' is not MIN,MAX,STEP (e.g. 0,1000,100)", f->linear));
+      o.linear = true;
+      o.lin_min = a;
+      o.lin_max = b;
+      o.lin_step = c;
+    }
+    o.json = f->v.json;
+    Output out(f->v);
+    o.colors = out.colors();
+    ka::Hist h(o, src.names());
+    auto filter = make_filter(f->v, src.names());
+    run_file(src, filter, [&](const ka::Sample &s) { h.add(s); });
+    h.print(out.out());
+    out.close();
+  });
+});
+
+// ---- profile ----------------------------------------------------------------
+
+struct ProfileFlags {
+  ViewFlags v;
+  std::string sort = "total";
+  bool callers = false;
+  size_t limit = 0;
+};
+
+const Command profile_cmd(51, [](CLI::App &app) {
+  auto f = std::make_shared<ProfileFlags>();
+  auto *cmd =
+      app.add_subcommand("profile", "Per-function hits and total/avg/max/self time from entry/exit pairs");
+  add_view_flags(cmd, f->v);
+  cmd->add_option("--sort", f->sort, "Sort by total, hits, avg, max, self or name (default total)")
+      ->check(CLI::IsMember({"total", "hits", "avg", "max", "self", "name"}));
+  cmd->add_flag("--callers", f->callers, "Break each function down by caller");
+  cmd->add_option("-n,--limit", f->limit, "Print at most N functions");
+  cmd->footer(
+      "Like ftrace's function_profile: time is inclusive (callees included), Self excludes\n"
+      "the traced callees.  Calls are paired per task; nesting and lost records are handled\n"
+      "(unpaired records count as hits without time, and lost records are reported).\n"
+      "Examples:\n"
+      "  ktrackctl profile trace.ktr\n"
+      "  ktrackctl profile trace.ktr --sort hits -n 20\n"
+      "  ktrackctl profile trace.ktr -c 'dd*' --callers --json");
+  cmd->callback([f] {
+    ka::FileSource src(f->v.file);
+    ka::ProfileOptions o;
+    static const std::pair<const char *, ka::ProfileOptions::Sort> sorts[] = {
+        {"total", ka::ProfileOptions::ByTotal}, {"hits", ka::ProfileOptions::ByHits},
+        {"avg", ka::ProfileOptions::ByAvg},     {"max", ka::ProfileOptions::ByMax},
+        {"self", ka::ProfileOptions::BySelf},   {"name", ka::ProfileOptions::ByName}};
+    for (const auto &[n, s] : sorts)
+      if (f->sort == n) o.sort = s;
+    o.callers = f->callers;
+    o.limit = f->limit;
+    o.json = f->v.json;
+    Output out(f->v);
+    o.colors = out.colors();
+    ka::Profile p(o, src.names());
+    auto filter = make_filter(f->v, src.names());
+    run_file(src, filter, [&](const ka::Sample &s) { p.add(s); });
+    p.print(out.out());
+    out.close();
+  });
+});
+
+// ---- graph ------------------------------------------------------------------
+
+struct GraphFlags {
+  ViewFlags v;
+  bool per_task = false;
+  bool abstime = false;
+};
+
+const Command graph_cmd(52, [](CLI::App &app) {
+  auto f = std::make_shared<GraphFlags>();
+  auto *cmd = app.add_subcommand("graph",
+                                 "Function-graph view (nested calls with durations) from entry/exit records");
+  add_view_flags(cmd, f->v, false);
+  cmd->add_flag("--per-task", f->per_task, "Task column first, no per-CPU context-switch separators");
+  cmd->add_flag("-t,--abstime", f->abstime, "Print the timestamp of each line");
+  cmd->footer(
+      "Like ftrace's function_graph: calls nest per task; a call with nothing inside prints\n"
+      "as 'func();', exits show the duration with a delay marker (+ > 10us, ! > 100us,\n"
+      "# > 1ms, * > 10ms, @ > 100ms, $ > 1s); lost records print where they happened.\n"
+      "Examples:\n"
+      "  ktrackctl graph trace.ktr | less\n"
+      "  ktrackctl graph trace.ktr -p 1234 --per-task\n"
+      "  ktrackctl graph trace.ktr -C 1 --since 2s --until 2.5s -t");
+  cmd->callback([f] {
+    ka::FileSource src(f->v.file);
+    ka::GraphOptions o;
+    o.per_task = f->per_task;
+    o.abstime = f->abstime;
+    Output out(f->v);
+    o.colors = out.colors();
+    ka::Graph g(o, src.names(), out.out());
+    auto filter = make_filter(f->v, src.names());
+    g.header();
+    try {
+      run_file(src, filter, [&](const ka::Sample &s) { g.add(s); });
+    } catch (const ktrack::Error &) {
+      g.finish();
+      throw;
+    }
+    g.finish();
+    out.close();
+  });
+});
+
+// ---- stack ------------------------------------------------------------------
+
+struct StackFlags {
+  ViewFlags v;
+  bool folded = false, offsets = false, per_comm = false;
+  size_t limit = 0;
+};
+
+const Command stack_cmd(53, [](CLI::App &app) {
+  auto f = std::make_shared<StackFlags>();
+  auto *cmd = app.add_subcommand("stack", "Aggregated kernel stacks (stackcount-style) or folded stacks");
+  add_view_flags(cmd, f->v);
+  cmd->add_flag("--folded", f->folded, "Folded output ('root;...;leaf count') for flamegraph.pl/inferno");
+  cmd->add_flag("--offsets", f->offsets, "Keep sym+off in folded frames");
+  cmd->add_flag("--per-comm", f->per_comm, "Separate stacks per task name");
+  cmd->add_option("-n,--limit", f->limit, "Print at most N stacks");
+  cmd->footer(
+      "Needs probes recorded with a stack option.  Stacks print innermost frame first,\n"
+      "most frequent first; folded stacks put the root first.\n"
+      "Examples:\n"
+      "  ktrackctl stack trace.ktr -n 10\n"
+      "  ktrackctl stack trace.ktr --folded | flamegraph.pl > kernel.svg\n"
+      "  ktrackctl stack trace.ktr -e vfs_read --per-comm --json");
+  cmd->callback([f] {
+    ka::FileSource src(f->v.file);
+    ka::StackOptions o;
+    o.folded = f->folded;
+    o.offsets = f->offsets;
+    o.per_comm = f->per_comm;
+    o.limit = f->limit;
+    o.json = f->v.json;
+    if (o.folded && o.json) throw ktrack::UsageError("--folded and --json are different formats: pick one");
+    Output out(f->v);
+    o.colors = o.folded ? ka::Colors::off() : out.colors();
+    ka::StackAgg agg(o, src.names());
+    auto filter = make_filter(f->v, src.names());
+    run_file(src, filter, [&](const ka::Sample &s) { agg.add(s); });
+    agg.print(out.out());
+    out.close();
+  });
+});
+
+// ---- export -----------------------------------------------------------------
+
+struct ExportFlags {
+  ViewFlags v;
+  std::string format = "perfetto";
+};
+
+const Command export_cmd(54, [](CLI::App &app) {
+  auto f = std::make_shared<ExportFlags>();
+  auto *cmd = app.add_subcommand("export", "Export to Perfetto/Chrome trace-event JSON or folded stacks");
+  add_view_flags(cmd, f->v, false);
+  cmd->add_option("-F,--format", f->format, "perfetto (= chrome, trace-event JSON) or folded")
+      ->check(CLI::IsMember({"perfetto", "chrome", "folded"}));
+  cmd->footer(
+      "perfetto: open the file in https://ui.perfetto.dev or chrome://tracing: a track per\n"
+      "task with a slice per entry/exit pair, instant events for tracepoint hits and\n"
+      "markers, a track per CPU with the tasks that ran and a counter of lost records.\n"
+      "folded: one 'root;...;leaf count' line per distinct stack.\n"
+      "Examples:\n"
+      "  ktrackctl export trace.ktr -o trace.json\n"
+      "  ktrackctl export trace.ktr -F folded -o stacks.folded\n"
+      "  ktrackctl export trace.ktr -p 1234 --since 1s -d 500ms -o slice.json");
+  cmd->callback([f] {
+    ka::FileSource src(f->v.file);
+    Output out(f->v);
+    auto filter = make_filter(f->v, src.names());
+    if (f->format == "folded") {
+      ka::StackOptions o;
+      o.folded = true;
+      ka::StackAgg agg(o, src.names());
+      run_file(src, filter, [&](const ka::Sample &s) { agg.add(s); });
+      agg.print(out.out());
+    } else {
+      ka::PerfettoExport ex(src.names(), out.out());
+      run_file(src, filter, [&](const ka::Sample &s) { ex.add(s); });
+      ex.finish();
+    }
+    out.close();
+  });
+});
+
+// ---- top --------------------------------------------------------------------
+
+struct TopFlags {
+  ViewFlags v;
+  std::string interval = "1s";
+  size_t iterations = 0;
+  bool once = false;
+  std::string sort = "rate";
+  size_t limit = 20;
+};
+
+const Command top_cmd(55, [](CLI::App &app) {
+  auto f = std::make_shared<TopFlags>();
+  auto *cmd = app.add_subcommand("top", "Per-function/per-probe hit rates, window by window");
+  add_view_flags(cmd, f->v);
+  cmd->add_option("-i,--interval", f->interval, "Window length (default 1s)");
+  cmd->add_option("-n,--iterations", f->iterations, "Stop after N windows");
+  cmd->add_flag("--once", f->once, "One window over everything (same as a window as long as the input)");
+  cmd->add_option("--sort", f->sort, "Sort by rate, total or name (default rate)")
+      ->check(CLI::IsMember({"rate", "total", "name"}));
+  cmd->add_option("--rows", f->limit, "Rows per window (default 20, 0 = all)");
+  cmd->footer(
+      "On a recorded file, steps through it by record time: one table per INTERVAL of\n"
+      "recorded time (rates per second of it); on a terminal each table replaces the last.\n"
+      "Examples:\n"
+      "  ktrackctl top trace.ktr -i 500ms\n"
+      "  ktrackctl top trace.ktr --once --rows 10\n"
+      "  ktrackctl top trace.ktr -n 3 --json");
+  cmd->callback([f] {
+    ka::FileSource src(f->v.file);
+    ka::TopOptions o;
+    o.sort = f->sort == "total"  ? ka::TopOptions::ByTotal
+             : f->sort == "name" ? ka::TopOptions::ByName
+                                 : ka::TopOptions::ByRate;
+    o.limit = f->limit;
+    o.json = f->v.json;
+    Output out(f->v);
+    o.colors = out.colors();
+    o.clear = out.tty() && !o.json && !f->once;
+    uint64_t window = ka::parse_duration_ns(f->interval, "-i/--interval");
+    if (window == 0) throw ktrack::UsageError("-i/--interval must be longer than 0");
+    ka::Top top(o, src.names());
+    auto filter = make_filter(f->v, src.names());
+    bool started = false;
+    uint64_t win_start = 0, last_ts = 0;
+    size_t printed = 0;
+    bool done = false;
+    struct Stop {};
+    try {
+      run_file(src, filter, [&](const ka::Sample &s) {
+        if (done) throw Stop{};
+        if (!started) {
+          started = true;
+          win_start = s.ts;
+        }
+        while (!f->once && s.ts >= win_start + window) {
+          top.print(out.out(), win_start + window, window);
+          win_start += window;
+          if (f->iterations && ++printed >= f->iterations) {
+            done = true;
+            throw Stop{};
+          }
+        }
+        top.add(s);
+        last_ts = std::max(last_ts, s.ts);
+      });
+    } catch (const Stop &) {
+    }
+    if (!done && started)
+      top.print(out.out(), f->once ? last_ts : win_start + window,
+                f->once ? std::max<uint64_t>(last_ts - win_start, 1) : window);
+    if (!started && !o.json) out.out().write("no records in the selection\n");
+    out.close();
+  });
+});
+
+}  // namespace
+}  // namespace ktrackctl
