@@ -132,8 +132,8 @@ TEST_F(Cli, ViewsPrintTheExpectedFunctions) {
   Result gt = run("graph " + *file_ + " --since 1ms --until 2ms --abstime");
   size_t timed = 0;
   for (const auto &l : fixture::lines(gt.out)) {
-    if (l.empty() || l[0] == '#' || l.find(") ==") != std::string::npos || l.find("-----") != std::string::npos ||
-        l.find("=>") != std::string::npos)
+    if (l.empty() || l[0] == '#' || l.find(") ==") != std::string::npos ||
+        l.find("-----") != std::string::npos || l.find("=>") != std::string::npos)
       continue;
     double ts = std::stod(l);
     EXPECT_GE(ts, 1.001) << l;
