@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
 #include "command.hpp"
 #include "ktrack/analysis_source.hpp"
+#include "ktrack/capture.hpp"
 #include "ktrack/error.hpp"
 #include "ktrack/export_perfetto.hpp"
 #include "ktrack/graph.hpp"
@@ -27,6 +29,8 @@ namespace ka = ktrack::analysis;
 // Flags every view shares.
 struct ViewFlags {
   std::string file;
+  std::string session;              // -s NAME: live, from a running named session
+  std::vector<std::string> probes;  // --probe SPEC: live, from a new session
   std::string output;
   std::string color = "auto";
   std::string duration;
@@ -36,8 +40,11 @@ struct ViewFlags {
 
 void add_view_flags(CLI::App *cmd, ViewFlags &f, bool json = true) {
   cmd->add_option("FILE", f.file,
-                  "Recorded file (ktrackctl record -o FILE, or a raw /dev/ktrack stream; - = stdin)")
-      ->required();
+                  "Recorded file (ktrackctl record -o FILE, or a raw /dev/ktrack stream; - = stdin)");
+  cmd->add_option("-s,--session", f.session,
+                  "Live: read the running named session NAME (see 'ktrackctl session')");
+  cmd->add_option("--probe", f.probes,
+                  "Live: attach this probe spec to a new session for the run, e.g. 'f vfs_*' (repeatable)");
   cmd->add_option("-p,--pid", f.filter.pids, "Only these pids or tgids (repeatable)");
   cmd->add_option("-C,--cpu", f.filter.cpus, "Only records from these CPUs (repeatable)");
   cmd->add_option("-c,--comm", f.filter.comms, "Only tasks whose name matches this glob (repeatable)");
@@ -45,7 +52,8 @@ void add_view_flags(CLI::App *cmd, ViewFlags &f, bool json = true) {
   cmd->add_option("--since", f.filter.since,
                   "Start at this time: 1.5s/200ms after the first record, or @SEC.FRAC");
   cmd->add_option("--until", f.filter.until, "End at this time (same forms as --since)");
-  cmd->add_option("-d,--duration", f.duration, "Only the first DURATION of the file (e.g. 10s, 500ms)");
+  cmd->add_option("-d,--duration", f.duration,
+                  "Live: stop after DURATION; file: only its first DURATION (e.g. 10s, 500ms)");
   cmd->add_option("--where", f.filter.where,
                   "Field predicate: 'len > 10 && comm == \"bash*\"' (== != < <= > >= &, && ||)");
   cmd->add_option("-o,--output", f.output, "Write to FILE instead of stdout");
@@ -94,21 +102,75 @@ class Output {
   std::unique_ptr<ka::Out> out_;
 };
 
-ka::Filter make_filter(ViewFlags &f, const ka::Names &names) {
-  if (!f.duration.empty()) {
-    uint64_t ns = ka::parse_duration_ns(f.duration, "-d/--duration");
-    if (!f.filter.until.empty())
-      throw ktrack::UsageError("-d/--duration and --until both bound the end: use one of them");
-    f.filter.until = fmt::format("{}ns", ns);
+// Where the records come from: a recorded file, or a live session (-s
+// NAME, or --probe SPEC on a new one) until Ctrl-C or -d DURATION.
+class ViewSource {
+ public:
+  explicit ViewSource(ViewFlags &f) : f_(f) {
+    bool live = !f.session.empty() || !f.probes.empty();
+    if (live && !f.file.empty())
+      throw ktrack::UsageError("give either FILE or a live source (-s NAME / --probe SPEC), not both");
+    if (!live && f.file.empty())
+      throw ktrack::UsageError("give a recorded FILE, or -s NAME / --probe SPEC for a live session");
+    if (!live) {
+      file_ = std::make_unique<ka::FileSource>(f.file);
+      names_ = &file_->names();
+      if (!f.duration.empty()) {
+        uint64_t ns = ka::parse_duration_ns(f.duration, "-d/--duration");
+        if (!f.filter.until.empty())
+          throw ktrack::UsageError("-d/--duration and --until both bound the end: use one of them");
+        f.filter.until = fmt::format("{}ns", ns);
+      }
+    } else {
+      ktrack::CaptureOptions co;
+      co.session = f.session;
+      co.specs = f.probes;
+      if (!f.duration.empty()) co.duration = ktrack::parse_duration(f.duration);
+      capture_ = std::make_unique<ktrack::Capture>(co);
+      symbols_.load(ktrack::Symbolizer::read_kallsyms());
+      live_names_ = std::make_unique<ka::EventNames>(capture_->schemas(), &symbols_, &capture_->comms());
+      names_ = live_names_.get();
+      decoder_ = std::make_unique<ktrack::Decoder>(capture_->schemas(), &capture_->comms());
+    }
+    filter_ = ka::Filter(f.filter, *names_);
   }
-  return ka::Filter(f.filter, names);
-}
+  bool live() const { return capture_ != nullptr; }
+  ka::Names &names() { return *names_; }
 
-// The input ends early on damage: what was read is printed, then the error.
-template <typename Fn>
-void run_file(ka::FileSource &src, ka::Filter &filter, Fn &&fn) {
-  src.run(filter, std::forward<Fn>(fn));
-}
+  // Delivers every selected record; 'tick' (live only) about once a second.
+  template <typename Fn>
+  void run(Fn &&fn, const std::function<void()> &tick = {}) {
+    if (file_) {
+      file_->run(filter_, fn);
+      return;
+    }
+    ktrack::StopSignals signals;
+    ktrack::Event ev;
+    ka::Sample s;
+    capture_->run(
+        [&](std::span<const uint8_t> rec) {
+          if (!decoder_->decode(rec, ev)) return;
+          ka::sample_from_event(ev, s);
+          if (filter_.matches(s)) fn(s);
+        },
+        ktrack::StopSignals::flag(),
+        [&](const ktrack::CaptureStatus &) {
+          if (tick) tick();
+        });
+  }
+  // Stops a live run (from a record or tick callback).
+  static void stop() { ktrack::StopSignals::flag() = true; }
+
+ private:
+  ViewFlags &f_;
+  std::unique_ptr<ka::FileSource> file_;
+  std::unique_ptr<ktrack::Capture> capture_;
+  ktrack::Symbolizer symbols_;
+  std::unique_ptr<ka::EventNames> live_names_;
+  std::unique_ptr<ktrack::Decoder> decoder_;
+  ka::Names *names_ = nullptr;
+  ka::Filter filter_;
+};
 
 // ---- hist -------------------------------------------------------------------
 
@@ -141,7 +203,7 @@ const Command hist_cmd(50, [](CLI::App &app) {
       "  ktrackctl hist trace.ktr -f count -k pid --where 'count > 0'\n"
       "  ktrackctl hist trace.ktr -f count --linear 0,65536,4096 --json");
   cmd->callback([f] {
-    ka::FileSource src(f->v.file);
+    ViewSource src(f->v);
     ka::HistOptions o;
     o.value = f->field;
     o.key = f->by;
@@ -162,8 +224,7 @@ const Command hist_cmd(50, [](CLI::App &app) {
     Output out(f->v);
     o.colors = out.colors();
     ka::Hist h(o, src.names());
-    auto filter = make_filter(f->v, src.names());
-    run_file(src, filter, [&](const ka::Sample &s) { h.add(s); });
+    src.run([&](const ka::Sample &s) { h.add(s); });
     h.print(out.out());
     out.close();
   });
@@ -196,7 +257,7 @@ const Command profile_cmd(51, [](CLI::App &app) {
       "  ktrackctl profile trace.ktr --sort hits -n 20\n"
       "  ktrackctl profile trace.ktr -c 'dd*' --callers --json");
   cmd->callback([f] {
-    ka::FileSource src(f->v.file);
+    ViewSource src(f->v);
     ka::ProfileOptions o;
     static const std::pair<const char *, ka::ProfileOptions::Sort> sorts[] = {
         {"total", ka::ProfileOptions::ByTotal}, {"hits", ka::ProfileOptions::ByHits},
@@ -210,8 +271,7 @@ const Command profile_cmd(51, [](CLI::App &app) {
     Output out(f->v);
     o.colors = out.colors();
     ka::Profile p(o, src.names());
-    auto filter = make_filter(f->v, src.names());
-    run_file(src, filter, [&](const ka::Sample &s) { p.add(s); });
+    src.run([&](const ka::Sample &s) { p.add(s); });
     p.print(out.out());
     out.close();
   });
@@ -241,17 +301,16 @@ const Command graph_cmd(52, [](CLI::App &app) {
       "  ktrackctl graph trace.ktr -p 1234 --per-task\n"
       "  ktrackctl graph trace.ktr -C 1 --since 2s --until 2.5s -t");
   cmd->callback([f] {
-    ka::FileSource src(f->v.file);
+    ViewSource src(f->v);
     ka::GraphOptions o;
     o.per_task = f->per_task;
     o.abstime = f->abstime;
     Output out(f->v);
     o.colors = out.colors();
     ka::Graph g(o, src.names(), out.out());
-    auto filter = make_filter(f->v, src.names());
     g.header();
     try {
-      run_file(src, filter, [&](const ka::Sample &s) { g.add(s); });
+      src.run([&](const ka::Sample &s) { g.add(s); });
     } catch (const ktrack::Error &) {
       g.finish();
       throw;
@@ -285,7 +344,7 @@ const Command stack_cmd(53, [](CLI::App &app) {
       "  ktrackctl stack trace.ktr --folded | flamegraph.pl > kernel.svg\n"
       "  ktrackctl stack trace.ktr -e vfs_read --per-comm --json");
   cmd->callback([f] {
-    ka::FileSource src(f->v.file);
+    ViewSource src(f->v);
     ka::StackOptions o;
     o.folded = f->folded;
     o.offsets = f->offsets;
@@ -296,8 +355,7 @@ const Command stack_cmd(53, [](CLI::App &app) {
     Output out(f->v);
     o.colors = o.folded ? ka::Colors::off() : out.colors();
     ka::StackAgg agg(o, src.names());
-    auto filter = make_filter(f->v, src.names());
-    run_file(src, filter, [&](const ka::Sample &s) { agg.add(s); });
+    src.run([&](const ka::Sample &s) { agg.add(s); });
     agg.print(out.out());
     out.close();
   });
@@ -326,18 +384,17 @@ const Command export_cmd(54, [](CLI::App &app) {
       "  ktrackctl export trace.ktr -F folded -o stacks.folded\n"
       "  ktrackctl export trace.ktr -p 1234 --since 1s -d 500ms -o slice.json");
   cmd->callback([f] {
-    ka::FileSource src(f->v.file);
+    ViewSource src(f->v);
     Output out(f->v);
-    auto filter = make_filter(f->v, src.names());
     if (f->format == "folded") {
       ka::StackOptions o;
       o.folded = true;
       ka::StackAgg agg(o, src.names());
-      run_file(src, filter, [&](const ka::Sample &s) { agg.add(s); });
+      src.run([&](const ka::Sample &s) { agg.add(s); });
       agg.print(out.out());
     } else {
       ka::PerfettoExport ex(src.names(), out.out());
-      run_file(src, filter, [&](const ka::Sample &s) { ex.add(s); });
+      src.run([&](const ka::Sample &s) { ex.add(s); });
       ex.finish();
     }
     out.close();
@@ -366,14 +423,17 @@ const Command top_cmd(55, [](CLI::App &app) {
       ->check(CLI::IsMember({"rate", "total", "name"}));
   cmd->add_option("--rows", f->limit, "Rows per window (default 20, 0 = all)");
   cmd->footer(
-      "On a recorded file, steps through it by record time: one table per INTERVAL of\n"
-      "recorded time (rates per second of it); on a terminal each table replaces the last.\n"
+      "Live (-s NAME or --probe SPEC): a table every INTERVAL (at least 1s) until Ctrl-C,\n"
+      "-d or -n.  On a recorded file, steps through it by record time: one table per\n"
+      "INTERVAL of recorded time.  On a terminal each table replaces the last.\n"
       "Examples:\n"
+      "  sudo ktrackctl top --probe 'f vfs_*'          # live, refreshed every second\n"
+      "  sudo ktrackctl top -s mysession -n 5 --json\n"
       "  ktrackctl top trace.ktr -i 500ms\n"
       "  ktrackctl top trace.ktr --once --rows 10\n"
       "  ktrackctl top trace.ktr -n 3 --json");
   cmd->callback([f] {
-    ka::FileSource src(f->v.file);
+    ViewSource src(f->v);
     ka::TopOptions o;
     o.sort = f->sort == "total"  ? ka::TopOptions::ByTotal
              : f->sort == "name" ? ka::TopOptions::ByName
@@ -386,14 +446,39 @@ const Command top_cmd(55, [](CLI::App &app) {
     uint64_t window = ka::parse_duration_ns(f->interval, "-i/--interval");
     if (window == 0) throw ktrack::UsageError("-i/--interval must be longer than 0");
     ka::Top top(o, src.names());
-    auto filter = make_filter(f->v, src.names());
     bool started = false;
     uint64_t win_start = 0, last_ts = 0;
     size_t printed = 0;
+    if (src.live()) {
+      // Windows of wall-clock time, checked about once a second.
+      using clock = std::chrono::steady_clock;
+      auto t0 = clock::now(), wstart = t0;
+      src.run(
+          [&](const ka::Sample &s) {
+            top.add(s);
+            last_ts = std::max(last_ts, s.ts);
+          },
+          [&] {
+            auto now = clock::now();
+            auto ns = static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(now - wstart).count());
+            if (f->once || ns < window) return;
+            top.print(out.out(), last_ts, ns);
+            wstart = now;
+            if (f->iterations && ++printed >= f->iterations) ViewSource::stop();
+          });
+      if (f->once || printed == 0 || !f->iterations || printed < f->iterations) {
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - (f->once ? t0 : wstart))
+                      .count();
+        top.print(out.out(), last_ts, std::max<uint64_t>(static_cast<uint64_t>(ns), 1));
+      }
+      out.close();
+      return;
+    }
     bool done = false;
     struct Stop {};
     try {
-      run_file(src, filter, [&](const ka::Sample &s) {
+      src.run([&](const ka::Sample &s) {
         if (done) throw Stop{};
         if (!started) {
           started = true;
