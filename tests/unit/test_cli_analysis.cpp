@@ -191,7 +191,8 @@ TEST_F(Cli, CompletionAndManAreGenerated) {
   Result c = run("completion bash");
   ASSERT_EQ(c.rc, 0);
   EXPECT_NE(c.out.find("complete -F _ktrackctl ktrackctl"), std::string::npos);
-  EXPECT_NE(c.out.find("\"hist\")\n      opts=\"--help -s --session --probe -p --pid"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\"hist\")\n      opts=\"--help -s --session --probe -p --pid"), std::string::npos)
+      << c.out;
   std::string script = fs::temp_directory_path() / ("ktrack-completion-" + std::to_string(getpid()));
   std::ofstream(script) << c.out;
   // It parses, and completes a subcommand's flags.
