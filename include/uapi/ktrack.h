@@ -550,4 +550,174 @@ struct ktrack_probe_get {
 #define KTRACK_IOC_PROBE_LIST	_IOWR(KTRACK_IOC_MAGIC, 0x22, struct ktrack_probe_list)
 #define KTRACK_IOC_PROBE_GET	_IOWR(KTRACK_IOC_MAGIC, 0x23, struct ktrack_probe_get)
 
+/* ------------------------------------------------------------------------
+ * Object tracker (issue 5): ioctl numbers 0x30..0x3f.
+ *
+ * Per session: OBJ_CONFIG (table size, functions to hook, arguments to
+ * check, watched fields, limits) while disabled, then sources (OBJ_ADD_SOURCE:
+ * kretprobe/kprobe fetches; OBJ_TRACK: explicit addresses), then OBJ_ENABLE.
+ * Every tracked object gets a life id that is never reused, so a freed and
+ * re-allocated address is a new life.
+ */
+#define KTRACK_OBJ_MAX_OBJECTS	65536	/* table capacity limit */
+#define KTRACK_OBJ_MAX_WATCH	4	/* watched values per object */
+#define KTRACK_OBJ_MAX_ARGS	6	/* arguments checked at each entry */
+#define KTRACK_OBJ_MAX_SOURCES	8
+#define KTRACK_OBJ_SYM_MAX	128	/* symbol names, NUL included */
+#define KTRACK_OBJ_FUNCS_MAX	4096	/* bytes of the function list */
+#define KTRACK_OBJ_MAX_OFFSET	65536	/* watched/derived field offsets */
+
+/* One watched value: 'size' bytes at 'offset' from the object start. */
+struct ktrack_obj_watch {
+	__u32 offset;
+	__u16 size;		/* 1, 2, 4 or 8 */
+	__u16 flags;		/* KTRACK_OBJ_WATCH_* */
+};
+
+#define KTRACK_OBJ_WATCH_SIGNED	(1U << 0)	/* sign-extend (for display) */
+
+/* ktrack_obj_config.flags */
+#define KTRACK_OBJF_CHANGES_ONLY (1U << 0)	/* record a hit only on a change */
+#define KTRACK_OBJF_API		(1U << 1)	/* accept ktrack_obj_track() */
+#define KTRACK_OBJF_DERIVE	(1U << 2)	/* follow derive_offset */
+#define KTRACK_OBJF_NO_FREE	(1U << 3)	/* do not hook kfree/kmem_cache_free */
+#define KTRACK_OBJF_ALL		0xfU
+
+struct ktrack_obj_config {
+	__u32 size;
+	__u32 flags;		/* KTRACK_OBJF_* */
+	__u32 max_objects;	/* 1..KTRACK_OBJ_MAX_OBJECTS tracked at once */
+	__u32 nr_args;		/* 1..KTRACK_OBJ_MAX_ARGS checked per entry */
+	__u32 max_hits;		/* per life; 0 = unlimited */
+	__u32 nr_watch;		/* entries used in watch[] */
+	__u64 max_age_ns;	/* per life; 0 = unlimited */
+	/*
+	 * Functions to hook: user pointer to 'functions_len' bytes (no NUL
+	 * needed) of space-separated ftrace globs ("vfs_* do_open", "*").
+	 */
+	__u64 functions_ptr;
+	__u32 functions_len;	/* 1..KTRACK_OBJ_FUNCS_MAX */
+	__u32 destructor_arg;	/* 0-based argument of destructor[] */
+	char destructor[KTRACK_OBJ_SYM_MAX];	/* "" or a function: untrack its arg */
+	__u32 derive_offset;	/* KTRACK_OBJF_DERIVE: pointer field to follow */
+	__u32 __pad;
+	struct ktrack_obj_watch watch[KTRACK_OBJ_MAX_WATCH];
+};
+
+/* Sources: how objects become tracked. */
+#define KTRACK_OBJ_SRC_EXPLICIT	0	/* OBJ_TRACK ioctl */
+#define KTRACK_OBJ_SRC_RETVAL	1	/* kretprobe: return value */
+#define KTRACK_OBJ_SRC_ARG	2	/* kprobe at entry: argument 'arg' */
+#define KTRACK_OBJ_SRC_API	3	/* ktrack_obj_track() from a driver */
+#define KTRACK_OBJ_SRC_DERIVED	4	/* field of a tracked object */
+
+#define KTRACK_OBJ_SRCF_DEREF	(1U << 0)	/* track *(value + deref_offset) */
+
+struct ktrack_obj_source {
+	__u32 size;
+	__u32 type;		/* KTRACK_OBJ_SRC_RETVAL or _ARG */
+	__u32 flags;		/* KTRACK_OBJ_SRCF_* */
+	__u32 arg;		/* _ARG: 0-based argument, < KTRACK_OBJ_MAX_ARGS */
+	__u32 deref_offset;	/* with KTRACK_OBJ_SRCF_DEREF */
+	__u32 __pad;
+	char symbol[KTRACK_OBJ_SYM_MAX];	/* function to probe */
+};
+
+/* Explicit track/untrack of an address. */
+struct ktrack_obj_addr {
+	__u32 size;
+	__u32 flags;		/* untrack: KTRACK_OBJ_ADDR_ALL */
+	__u64 addr;
+	__u64 life;		/* out: life id (track, query) */
+	__u64 hits;		/* out: hits of that life (query) */
+};
+
+#define KTRACK_OBJ_ADDR_ALL	(1U << 0)
+
+/* Why an object was not tracked (stats.dropped[]). */
+#define KTRACK_OBJ_DROP_FULL	 0	/* table full (max_objects) */
+#define KTRACK_OBJ_DROP_DUP	 1	/* address already tracked */
+#define KTRACK_OBJ_DROP_BADPTR	 2	/* NULL, ERR_PTR or unreadable pointer */
+#define KTRACK_OBJ_DROP_NMI	 3	/* table lock busy under NMI */
+#define KTRACK_OBJ_DROP_MAX	 8
+
+/* Why a life ended (rec_obj_untrack.reason, stats.untracked[]). */
+#define KTRACK_OBJ_END_FREE	  0	/* kfree / kmem_cache_free */
+#define KTRACK_OBJ_END_DESTRUCTOR 1	/* the configured destructor */
+#define KTRACK_OBJ_END_HITS	  2	/* max_hits reached */
+#define KTRACK_OBJ_END_AGE	  3	/* max_age_ns exceeded */
+#define KTRACK_OBJ_END_EXPLICIT	  4	/* OBJ_UNTRACK ioctl */
+#define KTRACK_OBJ_END_API	  5	/* ktrack_obj_untrack() */
+#define KTRACK_OBJ_END_MAX	  8
+
+struct ktrack_obj_stats {
+	__u32 size;
+	__u32 enabled;		/* hooks attached */
+	__u32 capacity;		/* max_objects */
+	__u32 nr_tracked;	/* lives in the table now */
+	__u32 nr_functions;	/* functions hooked (sources and frees excluded) */
+	__u32 nr_sources;
+	__u64 lives;		/* lives started */
+	__u64 hits;		/* entries with a tracked argument */
+	__u64 hits_recorded;	/* hit records written */
+	__u64 hits_unchanged;	/* not recorded: changes-only, no change */
+	__u64 rec_lost;		/* records the ring refused */
+	__u64 recursion;	/* hook entries skipped by the recursion guard */
+	__u64 dropped[KTRACK_OBJ_DROP_MAX];	/* objects not tracked, by reason */
+	__u64 ended[KTRACK_OBJ_END_MAX];	/* lives ended, by reason */
+};
+
+#define KTRACK_IOC_OBJ_CONFIG	  _IOW(KTRACK_IOC_MAGIC, 0x30, struct ktrack_obj_config)
+#define KTRACK_IOC_OBJ_ADD_SOURCE _IOW(KTRACK_IOC_MAGIC, 0x31, struct ktrack_obj_source)
+#define KTRACK_IOC_OBJ_TRACK	  _IOWR(KTRACK_IOC_MAGIC, 0x32, struct ktrack_obj_addr)
+#define KTRACK_IOC_OBJ_UNTRACK	  _IOW(KTRACK_IOC_MAGIC, 0x33, struct ktrack_obj_addr)
+#define KTRACK_IOC_OBJ_ENABLE	  _IO(KTRACK_IOC_MAGIC, 0x34)
+#define KTRACK_IOC_OBJ_DISABLE	  _IO(KTRACK_IOC_MAGIC, 0x35)
+#define KTRACK_IOC_OBJ_GET_STATS  _IOWR(KTRACK_IOC_MAGIC, 0x36, struct ktrack_obj_stats)
+#define KTRACK_IOC_OBJ_QUERY	  _IOWR(KTRACK_IOC_MAGIC, 0x37, struct ktrack_obj_addr)
+
+/* KTRACK_REC_OBJ_HIT: a tracked object entered a hooked function. */
+struct ktrack_rec_obj_hit {
+	__u64 obj;		/* object address */
+	__u64 life;		/* life id */
+	__u64 ip;		/* function entered */
+	__u64 parent_ip;	/* its caller */
+	__u32 hit;		/* 1-based hit number within the life */
+	__u16 arg;		/* 0-based argument that held the object */
+	__u8 nr_values;		/* valid entries in values[] */
+	__u8 fault_mask;	/* bit n: values[n] could not be read */
+	__u32 flags;		/* KTRACK_OBJ_HITF_* */
+	__u32 prev_cpu;		/* changes-only: where last seen unchanged */
+	__u64 prev_ts;
+	__u64 prev_ip;
+	__u64 values[KTRACK_OBJ_MAX_WATCH];
+};
+
+#define KTRACK_OBJ_HITF_CHANGED	(1U << 0)	/* values differ from previous hit */
+#define KTRACK_OBJ_HITF_PREV	(1U << 1)	/* prev_* are valid */
+
+/* KTRACK_REC_OBJ_TRACK: a life begins. */
+struct ktrack_rec_obj_track {
+	__u64 obj;
+	__u64 life;
+	__u64 ip;		/* allocator / probed function, or caller of the API */
+	__u64 parent_life;	/* KTRACK_OBJ_SRC_DERIVED: the object it came from */
+	__u32 source;		/* KTRACK_OBJ_SRC_* */
+	__u8 nr_values;
+	__u8 fault_mask;
+	__u16 __pad;
+	__u64 values[KTRACK_OBJ_MAX_WATCH];	/* watched values at track time */
+};
+
+/* KTRACK_REC_OBJ_UNTRACK: a life ends. */
+struct ktrack_rec_obj_untrack {
+	__u64 obj;
+	__u64 life;
+	__u64 ip;		/* free function / destructor, or 0 */
+	__u64 parent_ip;	/* its caller, or 0 */
+	__u64 hits;		/* hits seen during the life */
+	__u32 reason;		/* KTRACK_OBJ_END_* */
+	__u32 __pad;
+};
+
 #endif /* _UAPI_KTRACK_H */

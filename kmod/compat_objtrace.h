@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * compat_objtrace.h - kernel API differences the object tracker meets
+ * between 6.1 and 6.12.
+ */
+#ifndef _KTRACK_COMPAT_OBJTRACE_H
+#define _KTRACK_COMPAT_OBJTRACE_H
+
+#include <linux/ftrace.h>
+#include <linux/ptrace.h>
+#include <linux/version.h>
+
+/*
+ * Function arguments at an ftrace_ops callback without FTRACE_OPS_FL_SAVE_REGS
+ * (x86-64 has DYNAMIC_FTRACE_WITH_ARGS on both kernels, so the argument
+ * registers are always saved).  6.1 exposes struct ftrace_regs as a plain
+ * wrapper of pt_regs; 6.12 made it opaque and added
+ * ftrace_regs_get_argument() (linux/ftrace_regs.h).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define ktrack_fregs_arg(fregs, n)	ftrace_regs_get_argument(fregs, n)
+#else
+#define ktrack_fregs_arg(fregs, n)	regs_get_kernel_argument(&(fregs)->regs, n)
+#endif
+
+#endif /* _KTRACK_COMPAT_OBJTRACE_H */

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * objtrace_main.c - the object tracker's per-session state, its ioctls
+ * (0x30..0x3f) and the exported driver API ktrack_obj_track/untrack().
+ *
+ * Life cycle of a session's tracker: OBJ_CONFIG (allocates the table and
+ * builds the function filters; only while disabled), OBJ_ADD_SOURCE,
+ * OBJ_TRACK/UNTRACK/QUERY (any time after CONFIG), OBJ_ENABLE (attaches the
+ * hooks and the sources), OBJ_DISABLE, and session release (detaches and
+ * frees).  Every ioctl validates everything before changing anything.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": objtrace: " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <ktrack/ktrack_objtrace.h>
+#include "objtrace.h"
+
+/* Serializes every ioctl and the session list; never taken by a handler. */
+static DEFINE_MUTEX(objtrace_mutex);
+static LIST_HEAD(objtrace_states);
+/* Enabled states that accept ktrack_obj_track() (RCU readers). */
+static LIST_HEAD(objtrace_api_states);
+
+static struct objtrace_state *objtrace_find(struct ktrack_session *s)
+{
+	struct objtrace_state *st;
+
+	list_for_each_entry(st, &objtrace_states, node)
+		if (st->sess == s)
+			return st;
+	return NULL;
+}
+
+static struct objtrace_state *objtrace_get(struct ktrack_session *s)
+{
+	struct objtrace_state *st = objtrace_find(s);
+
+	if (st)
+		return st;
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return NULL;
+	st->sess = s;
+	INIT_LIST_HEAD(&st->api_node);
+	list_add(&st->node, &objtrace_states);
+	return st;
+}
+
+static void objtrace_disable(struct objtrace_state *st)
+{
+	if (!st->enabled)
+		return;
+	if (st->cfg.flags & KTRACK_OBJF_API) {
+		list_del_rcu(&st->api_node);
+		synchronize_rcu();
+	}
+	objtrace_sources_unregister(st);
+	objtrace_hooks_unregister(st);
+	st->enabled = false;
+}
+
+/* Drop the configuration, the table and the sources (disabled state). */
+static void objtrace_unconfigure(struct objtrace_state *st)
+{
+	unsigned int i;
+
+	objtrace_hooks_free(st);
+	objtrace_table_destroy(&st->table);
+	free_percpu(st->pcpu);
+	st->pcpu = NULL;
+	kvfree(st->functions);
+	st->functions = NULL;
+	for (i = 0; i < st->nr_sources; i++)
+		kfree(st->sources[i]);
+	st->nr_sources = 0;
+	st->configured = false;
+}
+
+static int objtrace_check_config(const struct ktrack_obj_config *c)
+{
+	unsigned int i;
+
+	if (c->flags & ~KTRACK_OBJF_ALL || c->__pad)
+		return -EINVAL;
+	if (!c->max_objects || c->max_objects > KTRACK_OBJ_MAX_OBJECTS)
+		return -E2BIG;
+	if (!c->nr_args || c->nr_args > KTRACK_OBJ_MAX_ARGS)
+		return -EINVAL;
+	if (c->nr_watch > KTRACK_OBJ_MAX_WATCH)
+		return -E2BIG;
+	if (!c->functions_len || !c->functions_ptr)
+		return -EINVAL;
+	if (c->functions_len > KTRACK_OBJ_FUNCS_MAX)
+		return -E2BIG;
+	if (strnlen(c->destructor, sizeof(c->destructor)) == sizeof(c->destructor))
+		return -EINVAL;
+	if (c->destructor[0] ? c->destructor_arg >= KTRACK_OBJ_MAX_ARGS : c->destructor_arg)
+		return -EINVAL;
+	if (c->flags & KTRACK_OBJF_DERIVE ? c->derive_offset >= KTRACK_OBJ_MAX_OFFSET ||
+	    c->derive_offset % sizeof(long) : c->derive_offset)
+		return -EINVAL;
+	for (i = 0; i < KTRACK_OBJ_MAX_WATCH; i++) {
+		const struct ktrack_obj_watch *w = &c->watch[i];
+
+		if (i >= c->nr_watch) {
+			if (w->offset || w->size || w->flags)
+				return -EINVAL;
+			continue;
+		}
+		if (w->size != 1 && w->size != 2 && w->size != 4 && w->size != 8)
+			return -EINVAL;
+		if (w->offset >= KTRACK_OBJ_MAX_OFFSET || w->flags & ~KTRACK_OBJ_WATCH_SIGNED)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Set the configuration: a new state is built aside and replaces the old one
+ * (with its table and sources) only when everything worked.
+ */
+static long objtrace_ioc_config(struct objtrace_state **stp, void __user *arg)
+{
+	struct objtrace_state *st = *stp, *nst;
+	struct ktrack_obj_config c;
+	char *funcs, *work;
+	u32 usize;
+	int ret;
+
+	if (st->enabled)
+		return -EBUSY;
+	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
+	if (ret)
+		return ret;
+	ret = objtrace_check_config(&c);
+	if (ret)
+		return ret;
+	nst = kzalloc(sizeof(*nst), GFP_KERNEL);
+	funcs = kvmalloc(c.functions_len + 1, GFP_KERNEL);
+	work = kvmalloc(c.functions_len + 1, GFP_KERNEL);
+	if (!nst || !funcs || !work) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	if (copy_from_user(funcs, u64_to_user_ptr(c.functions_ptr), c.functions_len)) {
+		ret = -EFAULT;
+		goto err;
+	}
+	funcs[c.functions_len] = 0;
+	if (strlen(funcs) != c.functions_len) {
+		ret = -EINVAL;
+		goto err;
+	}
+	nst->cfg = c;
+	nst->sess = st->sess;
+	INIT_LIST_HEAD(&nst->api_node);
+	nst->pcpu = alloc_percpu(struct objtrace_pcpu);
+	ret = nst->pcpu ? objtrace_table_init(&nst->table, c.max_objects) : -ENOMEM;
+	if (ret)
+		goto err_unconf;
+	/* The filter parser edits its buffer: give it a copy. */
+	memcpy(work, funcs, c.functions_len + 1);
+	nst->functions = work;
+	ret = objtrace_hooks_prepare(nst);
+	nst->functions = funcs;
+	kvfree(work);
+	work = NULL;
+	if (ret)
+		goto err_unconf;
+	nst->configured = true;
+	list_replace(&st->node, &nst->node);
+	objtrace_unconfigure(st);
+	kfree(st);
+	*stp = nst;
+	return 0;
+
+err_unconf:
+	nst->functions = NULL;
+	objtrace_unconfigure(nst);
+err:
+	kvfree(work);
+	kvfree(funcs);
+	kfree(nst);
+	return ret;
+}
+
+static long objtrace_ioc_add_source(struct objtrace_state *st, void __user *arg)
+{
+	struct objtrace_source *src;
+	struct ktrack_obj_source d;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&d, sizeof(d), sizeof(d), arg, &usize);
+	if (ret)
+		return ret;
+	if (!st->configured)
+		return -ENODATA;
+	if (st->enabled)
+		return -EBUSY;
+	if (st->nr_sources >= KTRACK_OBJ_MAX_SOURCES)
+		return -E2BIG;
+	ret = objtrace_source_check(&d);
+	if (ret)
+		return ret;
+	src = kzalloc(sizeof(*src), GFP_KERNEL);
+	if (!src)
+		return -ENOMEM;
+	src->desc = d;
+	src->st = st;
+	st->sources[st->nr_sources++] = src;
+	return 0;
+}
+
+static long objtrace_ioc_addr(struct objtrace_state *st, unsigned int cmd, void __user *arg)
+{
+	struct ktrack_obj_addr a;
+	struct objtrace_obj *obj;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&a, sizeof(a), sizeof(a), arg, &usize);
+	if (ret)
+		return ret;
+	if (!st->configured)
+		return -ENODATA;
+	if (a.flags & ~(cmd == KTRACK_IOC_OBJ_UNTRACK ? KTRACK_OBJ_ADDR_ALL : 0))
+		return -EINVAL;
+	if (a.life || a.hits)
+		return -EINVAL;
+	switch (cmd) {
+	case KTRACK_IOC_OBJ_TRACK:
+		if (!objtrace_kptr(a.addr))
+			return -EINVAL;
+		ret = objtrace_track(st, a.addr, KTRACK_OBJ_SRC_EXPLICIT, 0, 0, &a.life);
+		if (ret == -EEXIST || ret == -EFAULT)
+			return ret;
+		if (ret)
+			return -ENOSPC;
+		break;
+	case KTRACK_IOC_OBJ_UNTRACK:
+		if (a.flags & KTRACK_OBJ_ADDR_ALL) {
+			if (a.addr)
+				return -EINVAL;
+			objtrace_untrack_all(st, KTRACK_OBJ_END_EXPLICIT);
+			return 0;
+		}
+		if (!objtrace_untrack(st, a.addr, KTRACK_OBJ_END_EXPLICIT, 0, 0))
+			return -ENOENT;
+		objtrace_table_reclaim(&st->table);
+		return 0;
+	case KTRACK_IOC_OBJ_QUERY:
+		/* The hook runs with preemption off; so does this lookup. */
+		preempt_disable();
+		obj = objtrace_table_lookup(&st->table, a.addr, &a.life);
+		if (obj)
+			a.hits = atomic_read(&obj->hits);
+		preempt_enable();
+		if (!obj)
+			return -ENOENT;
+		break;
+	}
+	if (copy_to_user(arg, &a, min_t(size_t, usize, sizeof(a))))
+		return -EFAULT;
+	return 0;
+}
+
+static long objtrace_ioc_enable(struct objtrace_state *st)
+{
+	int ret;
+
+	if (!st->configured)
+		return -ENODATA;
+	if (st->enabled)
+		return -EBUSY;
+	ret = objtrace_hooks_register(st);
+	if (ret)
+		return ret;
+	ret = objtrace_sources_register(st);
+	if (ret) {
+		objtrace_hooks_unregister(st);
+		return ret;
+	}
+	st->enabled = true;
+	if (st->cfg.flags & KTRACK_OBJF_API)
+		list_add_rcu(&st->api_node, &objtrace_api_states);
+	return 0;
+}
+
+static long objtrace_ioc_stats(struct objtrace_state *st, void __user *arg)
+{
+	struct ktrack_obj_stats o;
+	unsigned int i;
+	u32 usize;
+	int cpu, ret;
+
+	ret = ktrack_copy_sized_in(&o, sizeof(o), offsetof(struct ktrack_obj_stats, lives),
+				   arg, &usize);
+	if (ret)
+		return ret;
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	if (st->configured) {
+		o.enabled = st->enabled;
+		o.capacity = st->cfg.max_objects;
+		o.nr_tracked = atomic_read(&st->table.nr_live);
+		o.nr_functions = st->nr_functions;
+		o.nr_sources = st->nr_sources;
+		o.lives = atomic64_read(&st->lives);
+		for_each_possible_cpu(cpu) {
+			const struct objtrace_pcpu *p = per_cpu_ptr(st->pcpu, cpu);
+
+			o.hits += p->hits;
+			o.hits_recorded += p->hits_recorded;
+			o.hits_unchanged += p->hits_unchanged;
+			o.rec_lost += p->rec_lost;
+			o.recursion += p->recursion;
+		}
+		for (i = 0; i < KTRACK_OBJ_DROP_MAX; i++)
+			o.dropped[i] = atomic64_read(&st->dropped[i]);
+		for (i = 0; i < KTRACK_OBJ_END_MAX; i++)
+			o.ended[i] = atomic64_read(&st->ended[i]);
+	}
+	if (copy_to_user(arg, &o, min_t(size_t, usize, sizeof(o))))
+		return -EFAULT;
+	return 0;
+}
+
+long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)
+{
+	struct objtrace_state *st;
+	long ret;
+
+	switch (cmd) {
+	case KTRACK_IOC_OBJ_CONFIG:
+	case KTRACK_IOC_OBJ_ADD_SOURCE:
+	case KTRACK_IOC_OBJ_TRACK:
+	case KTRACK_IOC_OBJ_UNTRACK:
+	case KTRACK_IOC_OBJ_ENABLE:
+	case KTRACK_IOC_OBJ_DISABLE:
+	case KTRACK_IOC_OBJ_GET_STATS:
+	case KTRACK_IOC_OBJ_QUERY:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	mutex_lock(&objtrace_mutex);
+	st = objtrace_get(s);
+	if (!st) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	switch (cmd) {
+	case KTRACK_IOC_OBJ_CONFIG:
+		ret = objtrace_ioc_config(&st, arg);
+		break;
+	case KTRACK_IOC_OBJ_ADD_SOURCE:
+		ret = objtrace_ioc_add_source(st, arg);
+		break;
+	case KTRACK_IOC_OBJ_ENABLE:
+		ret = objtrace_ioc_enable(st);
+		break;
+	case KTRACK_IOC_OBJ_DISABLE:
+		ret = st->enabled ? 0 : -ENODATA;
+		objtrace_disable(st);
+		break;
+	case KTRACK_IOC_OBJ_GET_STATS:
+		ret = objtrace_ioc_stats(st, arg);
+		break;
+	default:
+		ret = objtrace_ioc_addr(st, cmd, arg);
+		break;
+	}
+out:
+	mutex_unlock(&objtrace_mutex);
+	return ret;
+}
+
+void ktrack_objtrace_session_release(struct ktrack_session *s)
+{
+	struct objtrace_state *st;
+
+	mutex_lock(&objtrace_mutex);
+	st = objtrace_find(s);
+	if (st) {
+		objtrace_disable(st);
+		list_del(&st->node);
+		if (st->configured)
+			objtrace_unconfigure(st);
+		kfree(st);
+	}
+	mutex_unlock(&objtrace_mutex);
+}
+
+int ktrack_objtrace_init(void)
+{
+	return 0;
+}
+
+void ktrack_objtrace_exit(void)
+{
+	struct objtrace_state *st, *tmp;
+
+	/* Sessions are released before exit; this only catches leftovers. */
+	mutex_lock(&objtrace_mutex);
+	list_for_each_entry_safe(st, tmp, &objtrace_states, node) {
+		objtrace_disable(st);
+		list_del(&st->node);
+		if (st->configured)
+			objtrace_unconfigure(st);
+		kfree(st);
+	}
+	mutex_unlock(&objtrace_mutex);
+}
+
+static int objtrace_api(const void *ptr, bool track, unsigned long ip)
+{
+	struct objtrace_state *st;
+	int n = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(st, &objtrace_api_states, api_node) {
+		if (track)
+			n += !objtrace_track(st, (unsigned long)ptr, KTRACK_OBJ_SRC_API, ip, 0, NULL);
+		else
+			n += objtrace_untrack(st, (unsigned long)ptr, KTRACK_OBJ_END_API, ip, 0);
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+int ktrack_obj_track(const void *ptr)
+{
+	return objtrace_api(ptr, true, _RET_IP_);
+}
+EXPORT_SYMBOL_GPL(ktrack_obj_track);
+
+int ktrack_obj_untrack(const void *ptr)
+{
+	return objtrace_api(ptr, false, _RET_IP_);
+}
+EXPORT_SYMBOL_GPL(ktrack_obj_untrack);

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * objtrace_table.c - the tracked-object table.
+ *
+ * A hash of hlist_nulls chains over a preallocated pool of entries:
+ *  - lookup is lock-free and allocation-free (any context, NMI included);
+ *  - insert takes a raw spinlock with interrupts off (under NMI only a
+ *    trylock, and the caller counts a failure), never allocates;
+ *  - ending a life is a cmpxchg of the entry state plus a push onto a
+ *    lock-free list; an irq_work (or the ioctl path) unlinks dead entries
+ *    and returns them to the pool.  A dead entry is invisible to lookups, so
+ *    a new object at the same address starts a new life at once.
+ * Entries are recycled without waiting for a grace period, so a reader may
+ * follow a recycled entry into another chain: each chain ends in a nulls
+ * value naming its bucket, and a reader that ends elsewhere restarts.
+ */
+#include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/rculist.h>
+#include <linux/rculist_nulls.h>
+#include <linux/vmalloc.h>
+
+#include "objtrace.h"
+
+static atomic64_t objtrace_life_seq = ATOMIC64_INIT(0);
+
+/* Life ids are unique across sessions and never reused. */
+u64 objtrace_next_life(void)
+{
+	return atomic64_inc_return(&objtrace_life_seq);
+}
+
+static __always_inline unsigned int objtrace_hash(const struct objtrace_table *t,
+						  unsigned long key)
+{
+	return hash_long(key, t->bits);
+}
+
+static void objtrace_table_reclaim_work(struct irq_work *work)
+{
+	objtrace_table_reclaim(container_of(work, struct objtrace_table, reclaim));
+}
+
+int objtrace_table_init(struct objtrace_table *t, unsigned int capacity)
+{
+	unsigned int i, nbuckets;
+
+	memset(t, 0, sizeof(*t));
+	nbuckets = roundup_pow_of_two(capacity);
+	t->bits = max_t(unsigned int, ilog2(nbuckets), 1);
+	nbuckets = 1U << t->bits;
+	t->capacity = capacity;
+	t->buckets = kvcalloc(nbuckets, sizeof(*t->buckets), GFP_KERNEL);
+	t->pool = kvcalloc(capacity, sizeof(*t->pool), GFP_KERNEL);
+	if (!t->buckets || !t->pool) {
+		kvfree(t->buckets);
+		kvfree(t->pool);
+		t->buckets = NULL;
+		t->pool = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < nbuckets; i++)
+		INIT_HLIST_NULLS_HEAD(&t->buckets[i], i);
+	for (i = capacity; i-- > 0;) {
+		t->pool[i].next_free = t->free_list;
+		t->free_list = &t->pool[i];
+	}
+	raw_spin_lock_init(&t->lock);
+	atomic_set(&t->nr_live, 0);
+	init_llist_head(&t->dead);
+	init_irq_work(&t->reclaim, objtrace_table_reclaim_work);
+	return 0;
+}
+
+/* The caller guarantees that no hook or probe can reach the table any more. */
+void objtrace_table_destroy(struct objtrace_table *t)
+{
+	if (!t->pool)
+		return;
+	irq_work_sync(&t->reclaim);
+	kvfree(t->buckets);
+	kvfree(t->pool);
+	t->buckets = NULL;
+	t->pool = NULL;
+}
+
+/*
+ * Find the live entry for 'key'.  Lock-free; the caller runs with
+ * preemption disabled.  *life is read after the key check and validated by
+ * re-reading the key, so it belongs to the entry that matched.
+ */
+struct objtrace_obj *objtrace_table_lookup(struct objtrace_table *t,
+					   unsigned long key, u64 *life)
+{
+	unsigned int slot = objtrace_hash(t, key);
+	struct hlist_nulls_node *n;
+	struct objtrace_obj *obj;
+
+restart:
+	hlist_nulls_for_each_entry_rcu(obj, n, &t->buckets[slot], node) {
+		if (READ_ONCE(obj->key) != key)
+			continue;
+		if (atomic_read_acquire(&obj->state) != OBJTRACE_LIVE)
+			continue;
+		*life = READ_ONCE(obj->life);
+		smp_rmb();	/* life before the key re-check */
+		if (READ_ONCE(obj->key) != key)
+			continue;
+		return obj;
+	}
+	if (get_nulls_value(n) != slot)
+		goto restart;
+	return NULL;
+}
+
+/*
+ * Insert a new life for 'key'.  Returns 0, -EEXIST (already tracked),
+ * -ENOSPC (pool empty) or -EBUSY (lock busy under NMI).
+ */
+int objtrace_table_insert(struct objtrace_table *t, unsigned long key,
+			  u64 born, struct objtrace_obj **out)
+{
+	struct objtrace_obj *obj;
+	unsigned long flags;
+	u64 life;
+	int ret = 0;
+
+	if (in_nmi()) {
+		if (!raw_spin_trylock_irqsave(&t->lock, flags))
+			return -EBUSY;
+	} else {
+		raw_spin_lock_irqsave(&t->lock, flags);
+	}
+	if (objtrace_table_lookup(t, key, &life)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	obj = t->free_list;
+	if (!obj) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	t->free_list = obj->next_free;
+	obj->next_free = NULL;
+	atomic_set(&obj->hits, 0);
+	obj->born = born;
+	obj->derived = 0;
+	obj->last_valid = 0;
+	WRITE_ONCE(obj->life, objtrace_next_life());
+	WRITE_ONCE(obj->key, key);
+	atomic_set_release(&obj->state, OBJTRACE_LIVE);
+	/* rcu_assign_pointer inside: the entry is complete before it is seen. */
+	hlist_nulls_add_head_rcu(&obj->node, &t->buckets[objtrace_hash(t, key)]);
+	atomic_inc(&t->nr_live);
+	*out = obj;
+out:
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+	return ret;
+}
+
+/*
+ * End the life held by 'obj'.  Any context.  Returns true for the one caller
+ * that ended it (exactly one untrack record per life).
+ */
+bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *obj)
+{
+	if (atomic_cmpxchg(&obj->state, OBJTRACE_LIVE, OBJTRACE_DEAD) != OBJTRACE_LIVE)
+		return false;
+	atomic_dec(&t->nr_live);
+	llist_add(&obj->dead, &t->dead);
+	irq_work_queue(&t->reclaim);
+	return true;
+}
+
+/* Unlink dead entries and give them back to the pool.  Not from NMI. */
+void objtrace_table_reclaim(struct objtrace_table *t)
+{
+	struct llist_node *list = llist_del_all(&t->dead);
+	struct objtrace_obj *obj, *tmp;
+	unsigned long flags;
+
+	if (!list)
+		return;
+	raw_spin_lock_irqsave(&t->lock, flags);
+	llist_for_each_entry_safe(obj, tmp, list, dead) {
+		hlist_nulls_del_rcu(&obj->node);
+		WRITE_ONCE(obj->key, 0);
+		atomic_set(&obj->state, OBJTRACE_FREE);
+		obj->next_free = t->free_list;
+		t->free_list = obj;
+	}
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Object tracker bad input: invalid sources, offsets, types, function sets
+ * that match no traceable function, limits out of range.  Each is refused
+ * with its errno and changes nothing (the previous configuration, sources
+ * and tracked set stay as they were).
+ */
+#include "kselftest_harness.h"
+#include "objtrace_helpers.h"
+
+FIXTURE(bad) {
+	int fd;
+	uint64_t base;
+};
+
+FIXTURE_SETUP(bad)
+{
+	struct ktrack_obj_config c;
+	struct ktrack_obj_addr a = { .size = sizeof(a) };
+
+	ASSERT_EQ(0, ot_load());
+	self->fd = open("/dev/ktrack", O_RDWR);
+	ASSERT_LE(0, self->fd);
+	self->base = ot_param_read("array");
+	ASSERT_NE(0, self->base);
+	/* A good configuration with one tracked object and one source. */
+	ot_default_config(&c, OT_FUNCS);
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c));
+	ASSERT_EQ(0, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
+	a.addr = self->base;
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));
+}
+
+FIXTURE_TEARDOWN(bad)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	ot_unload();
+}
+
+/* The state set up by the fixture is intact. */
+static void ot_unchanged(struct __test_metadata *_metadata, int fd, uint64_t base)
+{
+	struct ktrack_obj_stats st;
+
+	ASSERT_EQ(0, ot_stats(fd, &st));
+	EXPECT_EQ(64, st.capacity);
+	EXPECT_EQ(1, st.nr_tracked);
+	EXPECT_EQ(1, st.nr_sources);
+	EXPECT_EQ(1, st.nr_functions);
+	EXPECT_EQ(0, st.enabled);
+	EXPECT_EQ(0, ot_query(fd, base, NULL, NULL));
+}
+
+TEST_F(bad, config_rejected_and_nothing_changes)
+{
+	static const char good[] = OT_FUNCS;
+	struct ktrack_obj_config c;
+	char big[KTRACK_OBJ_FUNCS_MAX + 2];
+	struct {
+		const char *what;
+		const char *funcs;
+		int err;
+		void (*tweak)(struct ktrack_obj_config *c);
+	} *t, cases[] = {
+		{ "no such function", "ktrack_no_such_function_xyz", -EINVAL, NULL },
+		{ "notrace function (not traceable)", "trace_clock_local", -EINVAL, NULL },
+		{ "empty set", " ", -EINVAL, NULL },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t = &cases[i];
+		ot_default_config(&c, t->funcs);
+		EXPECT_EQ(t->err, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c)) TH_LOG("%s", t->what);
+		ot_unchanged(_metadata, self->fd, self->base);
+	}
+#define BAD(field_expr, err) do {					\
+		ot_default_config(&c, good);				\
+		field_expr;						\
+		EXPECT_EQ(err, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c)) \
+			TH_LOG("%s", #field_expr);			\
+		ot_unchanged(_metadata, self->fd, self->base);		\
+	} while (0)
+	BAD(c.max_objects = 0, -E2BIG);
+	BAD(c.max_objects = KTRACK_OBJ_MAX_OBJECTS + 1, -E2BIG);
+	BAD(c.nr_args = 0, -EINVAL);
+	BAD(c.nr_args = 7, -EINVAL);
+	BAD(c.flags = 0x80000000, -EINVAL);
+	BAD(c.nr_watch = 5, -E2BIG);
+	BAD(c.watch[0].size = 3, -EINVAL);		/* no such type */
+	BAD(c.watch[0].size = 16, -EINVAL);
+	BAD(c.watch[0].offset = KTRACK_OBJ_MAX_OFFSET, -EINVAL);
+	BAD(c.watch[0].flags = 0x100, -EINVAL);
+	BAD(c.watch[2].size = 2, -EINVAL);		/* beyond nr_watch */
+	BAD(c.functions_ptr = 0, -EINVAL);
+	BAD(c.functions_ptr = 8, -EFAULT);		/* unmapped */
+	BAD(c.functions_len = 0, -EINVAL);
+	BAD(c.functions_len = KTRACK_OBJ_FUNCS_MAX + 1; c.functions_ptr = (uintptr_t)big, -E2BIG);
+	BAD(strcpy(c.destructor, "ktrack_no_such_function_xyz"), -EINVAL);
+	BAD(strcpy(c.destructor, "kfree"); c.destructor_arg = 6, -EINVAL);
+	BAD(c.destructor_arg = 1, -EINVAL);		/* no destructor */
+	BAD(memset(c.destructor, 'a', sizeof(c.destructor)), -EINVAL);	/* no NUL */
+	BAD(c.flags = KTRACK_OBJF_DERIVE; c.derive_offset = 3, -EINVAL);	/* misaligned */
+	BAD(c.derive_offset = 8, -EINVAL);		/* without the flag */
+	BAD(c.size = 8, -EINVAL);			/* truncated struct */
+#undef BAD
+	EXPECT_EQ(-EFAULT, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, NULL));
+	ot_unchanged(_metadata, self->fd, self->base);
+}
+
+TEST_F(bad, sources_rejected_and_nothing_changes)
+{
+	struct ktrack_obj_source s;
+
+	EXPECT_EQ(-ENOENT, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_no_such_fn", 0));
+	EXPECT_EQ(-EINVAL, ot_add_source(self->fd, 9, "ktrack_test_obj_alloc", 0));
+	EXPECT_EQ(-EINVAL, ot_add_source(self->fd, KTRACK_OBJ_SRC_EXPLICIT, "ktrack_test_obj_alloc", 0));
+	EXPECT_EQ(-EINVAL, ot_add_source(self->fd, KTRACK_OBJ_SRC_ARG, "ktrack_test_obj_step1", 6));
+	EXPECT_EQ(-EINVAL, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 1));
+	EXPECT_EQ(-EINVAL, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "", 0));
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.type = KTRACK_OBJ_SRC_ARG;
+	memset(s.symbol, 'x', sizeof(s.symbol));		/* no NUL */
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));
+	snprintf(s.symbol, sizeof(s.symbol), "ktrack_test_obj_step1");
+	s.deref_offset = 8;					/* offset without DEREF */
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));
+	s.flags = KTRACK_OBJ_SRCF_DEREF;
+	s.deref_offset = 4;					/* misaligned pointer */
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));
+	s.flags = 0x10;
+	s.deref_offset = 0;
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));
+	EXPECT_EQ(-EFAULT, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, (void *)8));
+	ot_unchanged(_metadata, self->fd, self->base);
+}
+
+TEST_F(bad, addresses_rejected_and_nothing_changes)
+{
+	struct ktrack_obj_addr a = { .size = sizeof(a) };
+
+	a.addr = 0;
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));	/* NULL */
+	a.addr = 0x1000;
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));	/* user address */
+	a.addr = (uint64_t)-4095;
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));	/* ERR_PTR */
+	a.addr = 0xffffffffff000000ULL - 0x100000000000ULL;	/* unmapped kernel */
+	EXPECT_EQ(-EFAULT, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));
+	a.addr = self->base;
+	EXPECT_EQ(-EEXIST, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));
+	a.flags = 1;
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_TRACK, &a));	/* flag */
+	a.flags = 0;
+	a.addr = self->base + 64;
+	EXPECT_EQ(-ENOENT, ot_ioctl(self->fd, KTRACK_IOC_OBJ_UNTRACK, &a));	/* not tracked */
+	a.flags = KTRACK_OBJ_ADDR_ALL;					/* ALL + address */
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_UNTRACK, &a));
+	a.flags = 0;
+	a.size = 4;
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_QUERY, &a));
+	EXPECT_EQ(-EFAULT, ot_ioctl(self->fd, KTRACK_IOC_OBJ_QUERY, NULL));
+	EXPECT_EQ(-ENOTTY, ot_ioctl(self->fd, _IO(KTRACK_IOC_MAGIC, 0x3f), NULL));
+	EXPECT_EQ(-ENODATA, ot_ioctl(self->fd, KTRACK_IOC_OBJ_DISABLE, NULL));	/* not enabled */
+	ot_unchanged(_metadata, self->fd, self->base);
+}
+
+TEST_F(bad, state_errors)
+{
+	int fd2 = open("/dev/ktrack", O_RDWR);
+	struct ktrack_obj_addr a = { .size = sizeof(a), .addr = self->base };
+	struct ktrack_obj_config c;
+
+	/* A fresh session has no configuration: each call says so. */
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-ENODATA, ot_ioctl(fd2, KTRACK_IOC_OBJ_ENABLE, NULL));
+	EXPECT_EQ(-ENODATA, ot_ioctl(fd2, KTRACK_IOC_OBJ_TRACK, &a));
+	EXPECT_EQ(-ENODATA, ot_add_source(fd2, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
+	close(fd2);
+	/* Enabled: configuration and sources are frozen. */
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ENABLE, NULL));
+	EXPECT_EQ(-EBUSY, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ENABLE, NULL));
+	ot_default_config(&c, OT_FUNCS);
+	EXPECT_EQ(-EBUSY, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c));
+	EXPECT_EQ(-EBUSY, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
+	EXPECT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_DISABLE, NULL));
+	ot_unchanged(_metadata, self->fd, self->base);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktrack_test_objtrace - objects with a known life, on request, for the
+ * object tracker's tests (tests/kernel/objtrace_*.c).
+ *
+ * Writing N to parameters/run performs N times:
+ *   o = ktrack_test_obj_alloc()          mode = 0x10   (kretprobe source)
+ *   ktrack_test_obj_step1(o)             arg 1, mode 0x10 (unchanged)
+ *   mode = 0x20; ktrack_test_obj_step2(7, o)            arg 2
+ *   ktrack_test_obj_step_same(o)         arg 1, mode 0x20 (unchanged)
+ *   mode = 0x30; ktrack_test_obj_step6(1, 2, 3, 4, 5, o) arg 6
+ *   ktrack_test_obj_free(o)              arg 1 -> kmem_cache_free()
+ * then allocates again until it gets the same address (a new life of the
+ * same address), passes it to ktrack_test_obj_step1() and frees it.
+ * addr1/addr2 report the two addresses of the last run.
+ *
+ * parameters/array is the address of KTRACK_TEST_NR_ARRAY objects of
+ * KTRACK_TEST_OBJ_SIZE bytes; writing N to parameters/touch passes each of
+ * the first N to ktrack_test_obj_step1().  Writing 1 to parameters/api
+ * hands an object to ktrack_obj_track() (looked up at run time, so this
+ * module loads without ktrack.ko) and passes it to step1 then kfree().
+ *
+ * The functions are noipa so that gcc keeps their names and argument
+ * positions (no .constprop/.isra clones), and traceable.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include <ktrack/ktrack_objtrace.h>
+
+#define KTRACK_TEST_NR_ARRAY	10000
+#define KTRACK_TEST_OBJ_SIZE	64
+
+struct kt_obj {
+	u32 magic;
+	u16 mode;	/* offset 4: the watched field */
+	u16 flags;
+	u64 counter;	/* offset 8 */
+	struct kt_obj *peer;	/* offset 16: derived pointer */
+	u8 pad[KTRACK_TEST_OBJ_SIZE - 24];
+};
+
+/* Not static: the tests hook them by name. */
+struct kt_obj *ktrack_test_obj_alloc(int tag);
+void ktrack_test_obj_step1(struct kt_obj *o);
+void ktrack_test_obj_step2(long a, struct kt_obj *o);
+void ktrack_test_obj_step_same(struct kt_obj *o);
+void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct kt_obj *o);
+void ktrack_test_obj_free(struct kt_obj *o);
+
+static struct kmem_cache *kt_cache;
+static struct kt_obj *kt_array;
+static unsigned long addr1, addr2, array;
+static unsigned long sink;
+
+module_param(addr1, ulong, 0400);
+module_param(addr2, ulong, 0400);
+module_param(array, ulong, 0400);
+
+#define KT_FN __attribute__((__noipa__)) noinline
+
+KT_FN struct kt_obj *ktrack_test_obj_alloc(int tag)
+{
+	struct kt_obj *o = kmem_cache_zalloc(kt_cache, GFP_KERNEL);
+
+	if (o) {
+		o->magic = 0x6b746f62 + tag;
+		WRITE_ONCE(o->mode, 0x10);
+	}
+	return o;
+}
+
+KT_FN void ktrack_test_obj_step1(struct kt_obj *o)
+{
+	WRITE_ONCE(sink, sink + READ_ONCE(o->mode));
+}
+
+KT_FN void ktrack_test_obj_step2(long a, struct kt_obj *o)
+{
+	WRITE_ONCE(sink, sink + a + READ_ONCE(o->mode));
+}
+
+KT_FN void ktrack_test_obj_step_same(struct kt_obj *o)
+{
+	WRITE_ONCE(sink, sink + READ_ONCE(o->counter));
+}
+
+KT_FN void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct kt_obj *o)
+{
+	WRITE_ONCE(sink, sink + a + b + c + d + e + READ_ONCE(o->mode));
+}
+
+KT_FN void ktrack_test_obj_free(struct kt_obj *o)
+{
+	kmem_cache_free(kt_cache, o);
+}
+
+static int kt_run_once(void)
+{
+	struct kt_obj *o, *o2;
+	int tries;
+
+	o = ktrack_test_obj_alloc(0);
+	if (!o)
+		return -ENOMEM;
+	ktrack_test_obj_step1(o);
+	WRITE_ONCE(o->mode, 0x20);
+	ktrack_test_obj_step2(7, o);
+	ktrack_test_obj_step_same(o);
+	WRITE_ONCE(o->mode, 0x30);
+	ktrack_test_obj_step6(1, 2, 3, 4, 5, o);
+	addr1 = (unsigned long)o;
+	ktrack_test_obj_free(o);
+	/*
+	 * The slab hands the last freed object back first; KFENCE may take an
+	 * allocation now and then, so retry a few times.
+	 */
+	for (tries = 0; tries < 16; tries++) {
+		o2 = ktrack_test_obj_alloc(1);
+		if (!o2)
+			return -ENOMEM;
+		if ((unsigned long)o2 == addr1)
+			break;
+		kmem_cache_free(kt_cache, o2);
+		o2 = NULL;
+	}
+	if (!o2)
+		return -EAGAIN;
+	addr2 = (unsigned long)o2;
+	ktrack_test_obj_step1(o2);
+	ktrack_test_obj_free(o2);
+	return 0;
+}
+
+static int kt_set_run(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n, i;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < n && !ret; i++)
+		ret = kt_run_once();
+	return ret;
+}
+
+static int kt_set_touch(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n, i;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n > KTRACK_TEST_NR_ARRAY)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		ktrack_test_obj_step1(&kt_array[i]);
+	return 0;
+}
+
+static int kt_set_api(const char *val, const struct kernel_param *kp)
+{
+	int (*track)(const void *ptr);
+	struct kt_obj *o;
+	int n;
+
+	track = symbol_get(ktrack_obj_track);
+	if (!track)
+		return -ENOENT;
+	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	if (!o) {
+		symbol_put(ktrack_obj_track);
+		return -ENOMEM;
+	}
+	WRITE_ONCE(o->mode, 0x40);
+	n = track(o);
+	symbol_put(ktrack_obj_track);
+	addr1 = (unsigned long)o;
+	ktrack_test_obj_step1(o);
+	kfree(o);
+	return n > 0 ? 0 : -ESRCH;
+}
+
+static const struct kernel_param_ops kt_run_ops = { .set = kt_set_run };
+static const struct kernel_param_ops kt_touch_ops = { .set = kt_set_touch };
+static const struct kernel_param_ops kt_api_ops = { .set = kt_set_api };
+module_param_cb(run, &kt_run_ops, NULL, 0200);
+module_param_cb(touch, &kt_touch_ops, NULL, 0200);
+module_param_cb(api, &kt_api_ops, NULL, 0200);
+
+static int __init kt_init(void)
+{
+	unsigned int i;
+
+	kt_cache = kmem_cache_create("ktrack_test_obj", sizeof(struct kt_obj), 0, 0, NULL);
+	if (!kt_cache)
+		return -ENOMEM;
+	kt_array = vzalloc(array_size(KTRACK_TEST_NR_ARRAY, sizeof(*kt_array)));
+	if (!kt_array) {
+		kmem_cache_destroy(kt_cache);
+		return -ENOMEM;
+	}
+	for (i = 0; i < KTRACK_TEST_NR_ARRAY; i++)
+		kt_array[i].mode = i;
+	array = (unsigned long)kt_array;
+	return 0;
+}
+
+static void __exit kt_exit(void)
+{
+	vfree(kt_array);
+	kmem_cache_destroy(kt_cache);
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("ktrack test: objects with a known life for the object tracker");
