@@ -357,3 +357,20 @@ TEST(ObjLife, SignedValuesAndLabels) {
   std::string json = format_lives_json(lives, l, none);
   EXPECT_NE(std::string::npos, json.find("{\"inode->i_count.counter\":-1,\"+4\":null}")) << json;
 }
+
+TEST(ObjSchemas, DecodeHitRecords) {
+  SchemaRegistry reg;
+  for (auto &s : objtrace_schemas()) reg.add(s);
+  std::vector<uint8_t> recs;
+  add_hit(recs, 9, 100, 0x2004, 5, 4, 0x30, KTRACK_OBJ_HITF_CHANGED);
+  Decoder dec(reg);
+  Event ev;
+  ASSERT_TRUE(dec.decode(recs, ev));
+  EXPECT_EQ("obj_hit", ev.name);
+  ASSERT_NE(nullptr, ev.field("life"));
+  EXPECT_EQ(9u, ev.field("life")->u);
+  EXPECT_EQ(5u, ev.field("arg")->u);
+  ASSERT_NE(nullptr, ev.field("values"));
+  EXPECT_EQ(1u, ev.field("values")->count);
+  EXPECT_EQ(0x30u, ev.field("values")->at(0));
+}

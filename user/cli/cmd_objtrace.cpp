@@ -150,6 +150,7 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
       meta.extra["objtrace.watch"] = ktrack::serialize_watch_labels(cfg.watches);
       meta.extra["objtrace.functions"] = cfg.functions;
       ktrack::SchemaRegistry schemas;
+      for (auto &sc : ktrack::objtrace_schemas()) schemas.add(sc);
       writer = std::make_unique<ktrack::TraceWriter>(o->output, meta, schemas, kallsyms);
     }
     ktrack::MmapReader reader(session);

@@ -281,35 +281,10 @@ std::vector<Schema> builtin_schemas() {
   v.push_back(sc(KTRACK_REC_PROBE, "probe", {fd("data", F::Bytes, 0, 0)}));
   v.push_back(sc(KTRACK_REC_STACK, "stack",
                  {fd("probe_id", F::U32, 0, 4), fd("nr", F::U32, 4, 4), fd("ips", F::Symbol, 8, 0, "nr")}));
-  // The object tracker (issue 5): struct ktrack_rec_obj_{hit,track,untrack}.
-  v.push_back(
-      sc(KTRACK_REC_OBJ_HIT, "obj_hit",
-         {fd("obj", F::X64, 0, 8), fd("life", F::U64, 8, 8), fd("ip", F::Symbol, 16, 8),
-          fd("parent_ip", F::Symbol, 24, 8), fd("hit", F::U32, 32, 4), fd("arg", F::U16, 36, 2),
-          fd("nr_values", F::U8, 38, 1), fd("fault_mask", F::X8, 39, 1), fd("flags", F::X32, 40, 4),
-          fd("prev_cpu", F::U32, 44, 4), fd("prev_ts", F::U64, 48, 8), fd("prev_ip", F::Symbol, 56, 8),
-          fd("values", F::X64, 64, 8 * KTRACK_OBJ_MAX_WATCH, "nr_values")}));
-  v.push_back(sc(KTRACK_REC_OBJ_TRACK, "obj_track",
-                 {fd("obj", F::X64, 0, 8), fd("life", F::U64, 8, 8), fd("ip", F::Symbol, 16, 8),
-                  fd("parent_life", F::U64, 24, 8),
-                  fd("source", F::U32, 32, 4, {},
-                     {{KTRACK_OBJ_SRC_EXPLICIT, "explicit"},
-                      {KTRACK_OBJ_SRC_RETVAL, "retval"},
-                      {KTRACK_OBJ_SRC_ARG, "arg"},
-                      {KTRACK_OBJ_SRC_API, "api"},
-                      {KTRACK_OBJ_SRC_DERIVED, "derived"}}),
-                  fd("nr_values", F::U8, 36, 1), fd("fault_mask", F::X8, 37, 1),
-                  fd("values", F::X64, 40, 8 * KTRACK_OBJ_MAX_WATCH, "nr_values")}));
-  v.push_back(sc(KTRACK_REC_OBJ_UNTRACK, "obj_untrack",
-                 {fd("obj", F::X64, 0, 8), fd("life", F::U64, 8, 8), fd("ip", F::Symbol, 16, 8),
-                  fd("parent_ip", F::Symbol, 24, 8), fd("hits", F::U64, 32, 8),
-                  fd("reason", F::U32, 40, 4, {},
-                     {{KTRACK_OBJ_END_FREE, "free"},
-                      {KTRACK_OBJ_END_DESTRUCTOR, "destructor"},
-                      {KTRACK_OBJ_END_HITS, "hits"},
-                      {KTRACK_OBJ_END_AGE, "age"},
-                      {KTRACK_OBJ_END_EXPLICIT, "explicit"},
-                      {KTRACK_OBJ_END_API, "api"}})}));
+  // The object tracker (issue 5) replaces these with its layouts.
+  v.push_back(sc(KTRACK_REC_OBJ_HIT, "obj_hit", {fd("data", F::Bytes, 0, 0)}));
+  v.push_back(sc(KTRACK_REC_OBJ_TRACK, "obj_track", {fd("data", F::Bytes, 0, 0)}));
+  v.push_back(sc(KTRACK_REC_OBJ_UNTRACK, "obj_untrack", {fd("data", F::Bytes, 0, 0)}));
   return v;
 }
 

@@ -260,6 +260,45 @@ std::string format_lives_json(const std::vector<ObjLife> &lives, const std::vect
   return fmt::to_string(out);
 }
 
+std::vector<Schema> objtrace_schemas() {
+  using F = FieldType;
+  auto f = [](const char *name, F t, uint32_t off, uint32_t size, std::string len = {},
+              std::vector<EnumName> enums = {}) {
+    FieldDesc d = make_field(name, t, off, size, std::move(len));
+    d.enums = std::move(enums);
+    return d;
+  };
+  auto schema = [](uint16_t type, const char *name, std::vector<FieldDesc> fields) {
+    Schema s;
+    s.rec_type = type;
+    s.name = name;
+    s.fields = std::move(fields);
+    return s;
+  };
+  std::vector<Schema> v;
+  v.push_back(
+      schema(KTRACK_REC_OBJ_HIT, "obj_hit",
+             {f("obj", F::X64, 0, 8), f("life", F::U64, 8, 8), f("ip", F::Symbol, 16, 8),
+              f("parent_ip", F::Symbol, 24, 8), f("hit", F::U32, 32, 4), f("arg", F::U16, 36, 2),
+              f("nr_values", F::U8, 38, 1), f("fault_mask", F::X8, 39, 1), f("flags", F::X32, 40, 4),
+              f("prev_cpu", F::U32, 44, 4), f("prev_ts", F::U64, 48, 8), f("prev_ip", F::Symbol, 56, 8),
+              f("values", F::X64, 64, 8 * KTRACK_OBJ_MAX_WATCH, "nr_values")}));
+  std::vector<EnumName> sources, ends;
+  for (uint32_t i = KTRACK_OBJ_SRC_EXPLICIT; i <= KTRACK_OBJ_SRC_DERIVED; i++)
+    sources.push_back({i, obj_source_name(i)});
+  for (uint32_t i = KTRACK_OBJ_END_FREE; i <= KTRACK_OBJ_END_API; i++) ends.push_back({i, obj_end_name(i)});
+  v.push_back(schema(
+      KTRACK_REC_OBJ_TRACK, "obj_track",
+      {f("obj", F::X64, 0, 8), f("life", F::U64, 8, 8), f("ip", F::Symbol, 16, 8),
+       f("parent_life", F::U64, 24, 8), f("source", F::U32, 32, 4, {}, sources), f("nr_values", F::U8, 36, 1),
+       f("fault_mask", F::X8, 37, 1), f("values", F::X64, 40, 8 * KTRACK_OBJ_MAX_WATCH, "nr_values")}));
+  v.push_back(schema(
+      KTRACK_REC_OBJ_UNTRACK, "obj_untrack",
+      {f("obj", F::X64, 0, 8), f("life", F::U64, 8, 8), f("ip", F::Symbol, 16, 8),
+       f("parent_ip", F::Symbol, 24, 8), f("hits", F::U64, 32, 8), f("reason", F::U32, 40, 4, {}, ends)}));
+  return v;
+}
+
 std::string report_objects(const std::string &path, bool json) {
   TraceReader r(path);
   ObjLifeBuilder b;

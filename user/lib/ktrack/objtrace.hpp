@@ -191,6 +191,10 @@ std::string format_lives_text(const std::vector<ObjLife> &lives, const std::vect
 std::string format_lives_json(const std::vector<ObjLife> &lives, const std::vector<ObjWatchLabel> &labels,
                               const Symbolizer &syms);
 
+// Schemas of the KTRACK_REC_OBJ_* records (add them to a SchemaRegistry so
+// generic views decode every field).
+std::vector<Schema> objtrace_schemas();
+
 // Reads a recorded file (TraceReader) and reconstructs its lives; labels
 // from its META, symbols from its KSYMS chunk.
 std::string report_objects(const std::string &path, bool json);
