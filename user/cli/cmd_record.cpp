@@ -13,6 +13,7 @@
 #include "ktrack/device.hpp"
 #include "ktrack/error.hpp"
 #include "ktrack/format.hpp"
+#include "ktrack/objtrace.hpp"
 #include "ktrack/trace_file.hpp"
 
 namespace ktrackctl {
@@ -168,6 +169,7 @@ struct ReportOpts {
   std::string file;
   bool json = false;
   bool header = false;
+  bool objects = false;  // object tracker: one life per object (issue 5)
   std::vector<int32_t> pids;
   std::vector<uint32_t> cpus;
   std::string comm;
@@ -179,6 +181,7 @@ const Command report_cmd(32, [](CLI::App &app) {
   cmd->add_option("file", o->file, "Recorded file, or - for stdin")->required();
   cmd->add_flag("--json", o->json, "One JSON object per line instead of text");
   cmd->add_flag("--header", o->header, "Print the file's header (machine, clock, schemas) first");
+  cmd->add_flag("--objects", o->objects, "Rebuild each tracked object's life (from 'ktrackctl objtrace -o')");
   cmd->add_option("-p,--pid", o->pids, "Only these pids/tgids (repeatable)")->allow_extra_args(false);
   cmd->add_option("-C,--cpu", o->cpus, "Only these CPUs (repeatable)")->allow_extra_args(false);
   cmd->add_option("-c,--comm", o->comm, "Only this command name");
@@ -193,6 +196,10 @@ const Command report_cmd(32, [](CLI::App &app) {
       "  sudo cat /dev/ktrack > raw.bin; ktrackctl report raw.bin");
   cmd->callback([o] {
     ::signal(SIGPIPE, SIG_IGN);
+    if (o->objects) {
+      fmt::print("{}", ktrack::report_objects(o->file, o->json));
+      return;
+    }
     ktrack::TraceReader reader(o->file);
     if (reader.info().raw_stream) {
       reader.symbols().load(ktrack::Symbolizer::read_kallsyms());

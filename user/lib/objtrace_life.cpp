@@ -301,6 +301,8 @@ std::vector<Schema> objtrace_schemas() {
 
 std::string report_objects(const std::string &path, bool json) {
   TraceReader r(path);
+  // A raw 'cat /dev/ktrack' stream has no symbol map: use this machine's.
+  if (r.info().raw_stream) r.symbols().load(Symbolizer::read_kallsyms());
   ObjLifeBuilder b;
   Event ev;
   while (r.next(ev)) b.add(ev);
