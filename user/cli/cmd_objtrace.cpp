@@ -138,7 +138,7 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
     ktrack::SessionConfig sc;
     sc.buf_pages = o->buf_pages;
     session.configure(sc);
-    ktrack::apply_obj_config(session.fd(), cfg);
+    ktrack::apply_obj_config(session.fd(), cfg, false);
 
     ktrack::ObjLifeBuilder builder;
     std::unique_ptr<ktrack::TraceWriter> writer;
@@ -174,6 +174,7 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
     int status = 0;
     try {
       session.start();
+      ktrack::obj_track_addresses(session.fd(), cfg);
       ktrack::obj_enable(session.fd());
       struct sigaction sa {};
       sa.sa_handler = on_sigint;

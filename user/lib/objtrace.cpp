@@ -283,19 +283,13 @@ void obj_ioctl(int fd, unsigned long cmd, void *arg, std::string_view what) {
 
 }  // namespace
 
-void apply_obj_config(int fd, const ObjConfig &cfg) {
+void apply_obj_config(int fd, const ObjConfig &cfg, bool with_addresses) {
   cfg.validate();
   ktrack_obj_config c = cfg.to_uapi();
   obj_ioctl(fd, KTRACK_IOC_OBJ_CONFIG, &c,
             fmt::format("configure the object tracker (functions '{}')", cfg.functions));
   for (auto &s : cfg.sources) {
-    if (s.type == KTRACK_OBJ_SRC_EXPLICIT) {
-      ktrack_obj_addr a{};
-      a.size = sizeof(a);
-      a.addr = s.addr;
-      obj_ioctl(fd, KTRACK_IOC_OBJ_TRACK, &a, fmt::format("track address {:#x}", s.addr));
-      continue;
-    }
+    if (s.type == KTRACK_OBJ_SRC_EXPLICIT) continue;
     ktrack_obj_source d{};
     d.size = sizeof(d);
     d.type = s.type;
@@ -304,6 +298,17 @@ void apply_obj_config(int fd, const ObjConfig &cfg) {
     d.deref_offset = s.deref ? s.deref_offset : 0;
     std::snprintf(d.symbol, sizeof(d.symbol), "%s", s.symbol.c_str());
     obj_ioctl(fd, KTRACK_IOC_OBJ_ADD_SOURCE, &d, fmt::format("add object source '{}'", s.text));
+  }
+  if (with_addresses) obj_track_addresses(fd, cfg);
+}
+
+void obj_track_addresses(int fd, const ObjConfig &cfg) {
+  for (auto &s : cfg.sources) {
+    if (s.type != KTRACK_OBJ_SRC_EXPLICIT) continue;
+    ktrack_obj_addr a{};
+    a.size = sizeof(a);
+    a.addr = s.addr;
+    obj_ioctl(fd, KTRACK_IOC_OBJ_TRACK, &a, fmt::format("track address {:#x}", s.addr));
   }
 }
 

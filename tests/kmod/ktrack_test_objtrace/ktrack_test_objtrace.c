@@ -20,9 +20,16 @@
  * hands an object to ktrack_obj_track() (looked up at run time, so this
  * module loads without ktrack.ko) and passes it to step1 then kfree().
  *
+ * For bench/objtrace.sh: writing N to parameters/hot calls
+ * ktrack_test_obj_hot(hot_obj) N times and stores the mean ns per call in
+ * bench_ps (picoseconds, so sub-ns differences show); bare_hook=1 attaches
+ * an empty ftrace_ops callback to ktrack_test_obj_hot (the bare hook).
+ *
  * The functions are noipa so that gcc keeps their names and argument
  * positions (no .constprop/.isra clones), and traceable.
  */
+#include <linux/ftrace.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -48,15 +55,19 @@ void ktrack_test_obj_step2(long a, struct kt_obj *o);
 void ktrack_test_obj_step_same(struct kt_obj *o);
 void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct kt_obj *o);
 void ktrack_test_obj_free(struct kt_obj *o);
+void ktrack_test_obj_hot(struct kt_obj *o);
 
 static struct kmem_cache *kt_cache;
 static struct kt_obj *kt_array;
-static unsigned long addr1, addr2, array;
+static unsigned long addr1, addr2, array, hot_obj, bench_ps;
+static struct kt_obj kt_hot;
 static unsigned long sink;
 
 module_param(addr1, ulong, 0400);
 module_param(addr2, ulong, 0400);
 module_param(array, ulong, 0400);
+module_param(hot_obj, ulong, 0400);
+module_param(bench_ps, ulong, 0400);
 
 #define KT_FN __attribute__((__noipa__)) noinline
 
@@ -94,6 +105,11 @@ KT_FN void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct 
 KT_FN void ktrack_test_obj_free(struct kt_obj *o)
 {
 	kmem_cache_free(kt_cache, o);
+}
+
+KT_FN void ktrack_test_obj_hot(struct kt_obj *o)
+{
+	WRITE_ONCE(sink, sink + 1);
 }
 
 static int kt_run_once(void)
@@ -182,6 +198,56 @@ static int kt_set_api(const char *val, const struct kernel_param *kp)
 	return n > 0 ? 0 : -ESRCH;
 }
 
+static int kt_set_hot(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n, i;
+	u64 t0, t1;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (!n || n > 100000000)
+		return -EINVAL;
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		ktrack_test_obj_hot(&kt_hot);
+	t1 = ktime_get_ns();
+	bench_ps = div_u64((t1 - t0) * 1000, n);
+	return 0;
+}
+
+static void notrace kt_bare_func(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static struct ftrace_ops kt_bare_ops = { .func = kt_bare_func };
+static bool kt_bare_on;
+
+static int kt_set_bare(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret || on == kt_bare_on)
+		return ret;
+	if (on) {
+		ret = ftrace_set_filter_ip(&kt_bare_ops, (unsigned long)ktrack_test_obj_hot, 0, 0);
+		if (!ret)
+			ret = register_ftrace_function(&kt_bare_ops);
+	} else {
+		ret = unregister_ftrace_function(&kt_bare_ops);
+	}
+	if (!ret)
+		kt_bare_on = on;
+	return ret;
+}
+
+static const struct kernel_param_ops kt_hot_ops = { .set = kt_set_hot };
+static const struct kernel_param_ops kt_bare_param_ops = { .set = kt_set_bare };
+module_param_cb(hot, &kt_hot_ops, NULL, 0200);
+module_param_cb(bare_hook, &kt_bare_param_ops, NULL, 0200);
+
 static const struct kernel_param_ops kt_run_ops = { .set = kt_set_run };
 static const struct kernel_param_ops kt_touch_ops = { .set = kt_set_touch };
 static const struct kernel_param_ops kt_api_ops = { .set = kt_set_api };
@@ -204,11 +270,15 @@ static int __init kt_init(void)
 	for (i = 0; i < KTRACK_TEST_NR_ARRAY; i++)
 		kt_array[i].mode = i;
 	array = (unsigned long)kt_array;
+	hot_obj = (unsigned long)&kt_hot;
 	return 0;
 }
 
 static void __exit kt_exit(void)
 {
+	if (kt_bare_on)
+		unregister_ftrace_function(&kt_bare_ops);
+	ftrace_free_filter(&kt_bare_ops);
 	vfree(kt_array);
 	kmem_cache_destroy(kt_cache);
 }

@@ -106,9 +106,13 @@ void parse_obj_destructor(std::string_view spec, ObjConfig &cfg);
 // call: "configure the object tracker", "add source 'r:foo $retval'", ...).
 std::string explain_obj_errno(std::string_view what, int err);
 
-// Applies 'cfg' to the session on 'fd': CONFIG, every source, explicit
-// addresses.  Throws Error (with explain_obj_errno) on the first failure.
-void apply_obj_config(int fd, const ObjConfig &cfg);
+// Applies 'cfg' to the session on 'fd': CONFIG, every probe source, and
+// (with_addresses) the explicit addresses.  Throws Error (with
+// explain_obj_errno) on the first failure.
+void apply_obj_config(int fd, const ObjConfig &cfg, bool with_addresses = true);
+// Tracks the explicit addresses of 'cfg' (after the session started, so
+// their track records are recorded).
+void obj_track_addresses(int fd, const ObjConfig &cfg);
 void obj_enable(int fd);
 void obj_disable(int fd);
 ktrack_obj_stats obj_stats(int fd);
