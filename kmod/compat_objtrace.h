@@ -17,7 +17,7 @@
  * wrapper of pt_regs; 6.12 made it opaque and added
  * ftrace_regs_get_argument() (linux/ftrace_regs.h).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#if KERNEL_VERSION(6, 12, 0) <= LINUX_VERSION_CODE
 #define ktrack_fregs_arg(fregs, n)	ftrace_regs_get_argument(fregs, n)
 #else
 #define ktrack_fregs_arg(fregs, n)	regs_get_kernel_argument(&(fregs)->regs, n)

@@ -115,7 +115,7 @@ void objtrace_table_destroy(struct objtrace_table *t);
 struct objtrace_obj *objtrace_table_lookup(struct objtrace_table *t,
 					   unsigned long key, u64 *life);
 int objtrace_table_insert(struct objtrace_table *t, unsigned long key,
-			  u64 born, struct objtrace_obj **out);
+			  u64 born, bool may_spin, struct objtrace_obj **out);
 bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *obj);
 void objtrace_table_reclaim(struct objtrace_table *t);
 u64 objtrace_next_life(void);

@@ -97,7 +97,7 @@ static notrace void objtrace_end(struct objtrace_state *st, struct objtrace_obj 
 static const u8 objtrace_drop_of_errno[] = {
 	[EEXIST] = KTRACK_OBJ_DROP_DUP,
 	[ENOSPC] = KTRACK_OBJ_DROP_FULL,
-	[EBUSY] = KTRACK_OBJ_DROP_NMI,
+	[EBUSY] = KTRACK_OBJ_DROP_BUSY,
 	[EFAULT] = KTRACK_OBJ_DROP_BADPTR,
 };
 
@@ -119,7 +119,8 @@ notrace int objtrace_track(struct objtrace_state *st, unsigned long addr, u32 so
 	    copy_from_kernel_nofault(&probe, (const void *)addr, 1))
 		ret = -EFAULT;
 	else
-		ret = objtrace_table_insert(&st->table, addr, now, &obj);
+		ret = objtrace_table_insert(&st->table, addr, now,
+					    source != KTRACK_OBJ_SRC_DERIVED, &obj);
 	if (ret) {
 		atomic64_inc(&st->dropped[objtrace_drop_of_errno[-ret]]);
 		return ret;

@@ -25,7 +25,7 @@
 static atomic64_t objtrace_life_seq = ATOMIC64_INIT(0);
 
 /* Life ids are unique across sessions and never reused. */
-u64 objtrace_next_life(void)
+notrace u64 objtrace_next_life(void)
 {
 	return atomic64_inc_return(&objtrace_life_seq);
 }
@@ -89,8 +89,8 @@ void objtrace_table_destroy(struct objtrace_table *t)
  * preemption disabled.  *life is read after the key check and validated by
  * re-reading the key, so it belongs to the entry that matched.
  */
-struct objtrace_obj *objtrace_table_lookup(struct objtrace_table *t,
-					   unsigned long key, u64 *life)
+notrace struct objtrace_obj *objtrace_table_lookup(struct objtrace_table *t,
+						   unsigned long key, u64 *life)
 {
 	unsigned int slot = objtrace_hash(t, key);
 	struct hlist_nulls_node *n;
@@ -115,17 +115,19 @@ restart:
 
 /*
  * Insert a new life for 'key'.  Returns 0, -EEXIST (already tracked),
- * -ENOSPC (pool empty) or -EBUSY (lock busy under NMI).
+ * -ENOSPC (pool empty) or -EBUSY (lock busy, when the caller cannot spin:
+ * under NMI, or from the hook, which may run inside our own locked section
+ * on a traced spinlock function).
  */
-int objtrace_table_insert(struct objtrace_table *t, unsigned long key,
-			  u64 born, struct objtrace_obj **out)
+notrace int objtrace_table_insert(struct objtrace_table *t, unsigned long key,
+				  u64 born, bool may_spin, struct objtrace_obj **out)
 {
 	struct objtrace_obj *obj;
 	unsigned long flags;
 	u64 life;
 	int ret = 0;
 
-	if (in_nmi()) {
+	if (!may_spin || in_nmi()) {
 		if (!raw_spin_trylock_irqsave(&t->lock, flags))
 			return -EBUSY;
 	} else {
@@ -162,7 +164,7 @@ out:
  * End the life held by 'obj'.  Any context.  Returns true for the one caller
  * that ended it (exactly one untrack record per life).
  */
-bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *obj)
+notrace bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *obj)
 {
 	if (atomic_cmpxchg(&obj->state, OBJTRACE_LIVE, OBJTRACE_DEAD) != OBJTRACE_LIVE)
 		return false;

@@ -638,7 +638,7 @@ struct ktrack_obj_addr {
 #define KTRACK_OBJ_DROP_FULL	 0	/* table full (max_objects) */
 #define KTRACK_OBJ_DROP_DUP	 1	/* address already tracked */
 #define KTRACK_OBJ_DROP_BADPTR	 2	/* NULL, ERR_PTR or unreadable pointer */
-#define KTRACK_OBJ_DROP_NMI	 3	/* table lock busy under NMI */
+#define KTRACK_OBJ_DROP_BUSY	 3	/* table lock busy under NMI or in the hook */
 #define KTRACK_OBJ_DROP_MAX	 8
 
 /* Why a life ended (rec_obj_untrack.reason, stats.untracked[]). */

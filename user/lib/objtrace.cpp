@@ -362,7 +362,7 @@ std::string obj_end_name(uint32_t reason) {
 std::string format_obj_stats(const ktrack_obj_stats &st) {
   static const char *const drop_names[KTRACK_OBJ_DROP_MAX] = {
       "table full (raise --max-objects)", "already tracked", "bad pointer (NULL, ERR_PTR, unreadable)",
-      "table busy under NMI"};
+      "table busy (NMI or nested in the hook)"};
   std::string out = fmt::format(
       "objects: {} lives, {} tracked now (capacity {}), {} functions hooked, {} sources\n"
       "hits: {} seen, {} recorded, {} unchanged (changes-only), {} records lost, {} recursion skips\n",

@@ -21,12 +21,9 @@
  * module loads without ktrack.ko) and passes it to step1 then kfree().
  *
  * For bench/objtrace.sh: writing N to parameters/hot calls
- * ktrack_test_obj_hot(hot_obj) N times and stores the mean ns per call in
+ * ktrack_test_obj_hot(hot_obj) N times and stores the mean time per call in
  * bench_ps (picoseconds, so sub-ns differences show); bare_hook=1 attaches
  * an empty ftrace_ops callback to ktrack_test_obj_hot (the bare hook).
- *
- * The functions are noipa so that gcc keeps their names and argument
- * positions (no .constprop/.isra clones), and traceable.
  */
 #include <linux/ftrace.h>
 #include <linux/ktime.h>
@@ -36,26 +33,7 @@
 
 #include <ktrack/ktrack_objtrace.h>
 
-#define KTRACK_TEST_NR_ARRAY	10000
-#define KTRACK_TEST_OBJ_SIZE	64
-
-struct kt_obj {
-	u32 magic;
-	u16 mode;	/* offset 4: the watched field */
-	u16 flags;
-	u64 counter;	/* offset 8 */
-	struct kt_obj *peer;	/* offset 16: derived pointer */
-	u8 pad[KTRACK_TEST_OBJ_SIZE - 24];
-};
-
-/* Not static: the tests hook them by name. */
-struct kt_obj *ktrack_test_obj_alloc(int tag);
-void ktrack_test_obj_step1(struct kt_obj *o);
-void ktrack_test_obj_step2(long a, struct kt_obj *o);
-void ktrack_test_obj_step_same(struct kt_obj *o);
-void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct kt_obj *o);
-void ktrack_test_obj_free(struct kt_obj *o);
-void ktrack_test_obj_hot(struct kt_obj *o);
+#include "ktrack_test_objtrace.h"
 
 static struct kmem_cache *kt_cache;
 static struct kt_obj *kt_array;
@@ -69,9 +47,7 @@ module_param(array, ulong, 0400);
 module_param(hot_obj, ulong, 0400);
 module_param(bench_ps, ulong, 0400);
 
-#define KT_FN __attribute__((__noipa__)) noinline
-
-KT_FN struct kt_obj *ktrack_test_obj_alloc(int tag)
+struct kt_obj *ktrack_test_obj_alloc(int tag)
 {
 	struct kt_obj *o = kmem_cache_zalloc(kt_cache, GFP_KERNEL);
 
@@ -82,32 +58,32 @@ KT_FN struct kt_obj *ktrack_test_obj_alloc(int tag)
 	return o;
 }
 
-KT_FN void ktrack_test_obj_step1(struct kt_obj *o)
+void ktrack_test_obj_step1(struct kt_obj *o)
 {
 	WRITE_ONCE(sink, sink + READ_ONCE(o->mode));
 }
 
-KT_FN void ktrack_test_obj_step2(long a, struct kt_obj *o)
+void ktrack_test_obj_step2(long a, struct kt_obj *o)
 {
 	WRITE_ONCE(sink, sink + a + READ_ONCE(o->mode));
 }
 
-KT_FN void ktrack_test_obj_step_same(struct kt_obj *o)
+void ktrack_test_obj_step_same(struct kt_obj *o)
 {
 	WRITE_ONCE(sink, sink + READ_ONCE(o->counter));
 }
 
-KT_FN void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct kt_obj *o)
+void ktrack_test_obj_step6(long a, long b, long c, long d, long e, struct kt_obj *o)
 {
 	WRITE_ONCE(sink, sink + a + b + c + d + e + READ_ONCE(o->mode));
 }
 
-KT_FN void ktrack_test_obj_free(struct kt_obj *o)
+void ktrack_test_obj_free(struct kt_obj *o)
 {
 	kmem_cache_free(kt_cache, o);
 }
 
-KT_FN void ktrack_test_obj_hot(struct kt_obj *o)
+void ktrack_test_obj_hot(struct kt_obj *o)
 {
 	WRITE_ONCE(sink, sink + 1);
 }
