@@ -52,6 +52,11 @@ if ! "$K" load >/dev/null; then
 	not_ok "ktrackctl load"
 	exit 1
 fi
+if ! "$K" version 2>/dev/null | grep -q "^features .*\bring\b"; then
+	echo "1..1"
+	skip "record pipeline end to end" "this ktrack.ko has no ring buffers yet (feature 'ring' missing)"
+	exit 0
+fi
 have_emit=1
 "$K" load --module ktrack_test_emit >/dev/null 2>&1 || have_emit=0
 
@@ -151,15 +156,19 @@ check "trace text: ftrace-like line" grep -qE '^ *ktrackctl-[0-9]+ +\[[0-9]{3}\]
 # ---- kernel pid filter and comm filter ----------------------------------------
 "$K" record -s rec1 -p 1 -o "$T/pid1.ktrack" -q -d 3s &
 rp=$!
-wait_running rec1 && "$K" marker -s rec1 "filtered out"
+wait_running rec1 && "$K" marker -s rec1 "filtered out" 2>/dev/null
 wait $rp
-check "record -p 1: markers of other pids are filtered out" bash -c "! '$K' report '$T/pid1.ktrack' | grep -q 'filtered out'"
-"$K" session destroy rec1 && "$K" session create rec1 >/dev/null
+"$K" report "$T/pid1.ktrack" >"$T/pid1.txt" 2>&1
+rc=$?
+check "record -p 1: markers of other pids are filtered out" bash -c "[ $rc -eq 0 ] && ! grep -q 'filtered out' '$T/pid1.txt'"
+"$K" session destroy rec1 >/dev/null && "$K" session create rec1 >/dev/null
 "$K" record -s rec1 -c nosuchcomm -o "$T/comm.ktrack" -q -d 3s &
 rp=$!
 wait_running rec1 && "$K" marker -s rec1 "by comm"
 wait $rp
-check "record -c: only the named command's records" bash -c "! '$K' report '$T/comm.ktrack' | grep -q 'by comm'"
+"$K" report "$T/comm.ktrack" >"$T/comm.txt" 2>&1
+rc=$?
+check "record -c: only the named command's records" bash -c "[ $rc -eq 0 ] && ! grep -q 'by comm' '$T/comm.txt'"
 
 # ---- test_emit: every sequence number once, in order, counts exact ------------
 if ((have_emit)); then

@@ -189,10 +189,10 @@ const Command marker_cmd(37, [](CLI::App &app) {
     for (const auto &w : o->words) text += (text.empty() ? "" : " ") + w;
     ktrack::Session s = ktrack::Session::attach(o->session);
     if (!s.write_marker(text))
-      throw ktrack::Error(
-          fmt::format("the marker was dropped: session '{}' buffer is full (read it, or use "
-                      "--mode overwrite)",
-                      o->session));
+      throw ktrack::Error(fmt::format(
+          "the marker was dropped: session '{}' did not record it (its buffer is full: read it or "
+          "use --mode overwrite; or its pid/CPU filters exclude this process)",
+          o->session));
   });
 });
 
