@@ -134,41 +134,52 @@ check "record -s of an unknown session fails with advice" bash -c \
 	"! '$K' record -s nosuch -o '$T/x' -d 1s 2>'$T/nosuch.err' && grep -q 'no session named' '$T/nosuch.err'"
 
 # ---- trace --json lines parse ------------------------------------------------
-"$K" trace -s rec1 --json -d 4s >"$T/trace.json" 2>"$T/trace.err" &
+"$K" trace -s rec1 --json >"$T/trace.json" 2>"$T/trace.err" &
 tr=$!
 if wait_running rec1; then
 	for i in 1 2 3; do "$K" marker -s rec1 "live $i"; done
 fi
+kill -INT $tr
 wait $tr
 rc=$?
-check "trace -d stops by itself (exit 0)" test $rc -eq 0
+check "trace stops cleanly on SIGINT (exit 0)" test $rc -eq 0
 check "trace --json: each line parses, the live markers appear" python3 - "$T/trace.json" <<'PY'
 import json, sys
 evs = [json.loads(l) for l in open(sys.argv[1])]
 assert [e["fields"]["text"] for e in evs if e["event"] == "marker"] == ["live 1", "live 2", "live 3"], evs
 PY
-"$K" trace -s rec1 -d 3s >"$T/trace.txt" 2>&1 &
+"$K" trace -s rec1 >"$T/trace.txt" 2>&1 &
 tr=$!
 wait_running rec1 && "$K" marker -s rec1 "text mode"
+kill -INT $tr
 wait $tr
 check "trace text: ftrace-like line" grep -qE '^ *ktrackctl-[0-9]+ +\[[0-9]{3}\] [0-9]+\.[0-9]{9}: marker: text="text mode"$' "$T/trace.txt"
 
 # ---- kernel pid filter and comm filter ----------------------------------------
-"$K" record -s rec1 -p 1 -o "$T/pid1.ktrack" -q -d 3s &
+"$K" record -s rec1 -p 1 -o "$T/pid1.ktrack" -q &
 rp=$!
 wait_running rec1 && "$K" marker -s rec1 "filtered out" 2>/dev/null
+kill -INT $rp
 wait $rp
 "$K" report "$T/pid1.ktrack" >"$T/pid1.txt" 2>&1
 rc=$?
 check "record -p 1: markers of other pids are filtered out" bash -c "[ $rc -eq 0 ] && ! grep -q 'filtered out' '$T/pid1.txt'"
 "$K" session destroy rec1 >/dev/null && "$K" session create rec1 >/dev/null
-"$K" record -s rec1 -c nosuchcomm -o "$T/comm.ktrack" -q -d 3s &
+"$K" record -s rec1 -c nosuchcomm -o "$T/comm.ktrack" -q &
 rp=$!
 wait_running rec1 && "$K" marker -s rec1 "by comm"
+kill -INT $rp
 wait $rp
 "$K" report "$T/comm.ktrack" >"$T/comm.txt" 2>&1
 rc=$?
 check "record -c: only the named command's records" bash -c "[ $rc -eq 0 ] && ! grep -q 'by comm' '$T/comm.txt'"
+
+"$K" trace -d 1s >/dev/null 2>&1
+rc=$?
+check "trace -d 1s stops by itself (exit 0)" test $rc -eq 0
+"$K" record -d 1s -q -o "$T/short.ktrack"
+rc=$?
+check "record -d 1s stops by itself and the file decodes" bash -c "[ $rc -eq 0 ] && '$K' report '$T/short.ktrack' >/dev/null"
 
 # ---- test_emit: every sequence number once, in order, counts exact ------------
 if ((have_emit)); then
