@@ -54,6 +54,8 @@ long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd,
 void ktrack_probe_session_release(struct ktrack_session *s);
 int ktrack_probe_init(void);
 void ktrack_probe_exit(void);
+/* KTRACK_FEAT_* bits of the probe part (OR'ed into the version reply). */
+u64 ktrack_probe_features(void);
 
 /* Hooks implemented by the object tracker (objtrace*.c). */
 long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd,

@@ -1,25 +1,463 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * probe.c - placeholder for the dynamic probe part (issue 4): answers its
- * ioctl range with ENOTTY until the probe engine replaces this file.
+ * probe.c - the dynamic probe part of ktrack.ko: the ioctls 0x20..0x2f
+ * (add, del, list, get), the registry of probes (each belongs to a session
+ * and goes away with it), arming through the right mechanism, and the
+ * module notifier that arms pending probes when their module loads and
+ * disarms them when it goes.
+ *
+ * Locking: kt_probe_lock (a mutex) protects the list and every probe's
+ * attach state; it is only taken in process context, never by a handler.
  */
-#include <linux/errno.h>
-#include "ktrack_internal.h"
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "compat_probe.h"
+#include "probe_internal.h"
+
+#define KT_MAX_PROBES_PER_SESSION 256
+
+static DEFINE_MUTEX(kt_probe_lock);
+static LIST_HEAD(kt_probes);
+static u32 kt_next_id;
+
+u64 ktrack_probe_features(void)
+{
+	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_TRACEPOINT;
+
+	if (KTRACK_HAVE_FPROBE)
+		f |= KTRACK_FEAT_FPROBE;
+	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+		f |= KTRACK_FEAT_FTRACE_OPS;
+	return f;
+}
+
+static u32 kt_mechanism(const struct kt_probe *p)
+{
+	switch (p->kind) {
+	case KTRACK_PROBE_KPROBE:
+		return KTRACK_MECH_KPROBE;
+	case KTRACK_PROBE_KRETPROBE:
+		return KTRACK_MECH_KRETPROBE;
+	case KTRACK_PROBE_FUNCS:
+		return KTRACK_HAVE_FPROBE ? KTRACK_MECH_FPROBE : KTRACK_MECH_KPROBE_FTRACE;
+	default:
+		return KTRACK_MECH_TRACEPOINT;
+	}
+}
+
+static int kt_arm(struct kt_probe *p)
+{
+	int ret;
+
+	switch (p->mechanism) {
+	case KTRACK_MECH_FPROBE:
+		ret = kt_fprobe_arm(p);
+		break;
+	case KTRACK_MECH_TRACEPOINT:
+		ret = kt_tp_arm(p);
+		break;
+	default:
+		ret = kt_kprobe_arm(p);
+		break;
+	}
+	if (!ret) {
+		p->state = KTRACK_PROBE_ST_ARMED;
+		p->arm_count++;
+		p->gone_module[0] = '\0';
+	}
+	return ret;
+}
+
+static u64 kt_kernel_missed(struct kt_probe *p)
+{
+	if (p->state != KTRACK_PROBE_ST_ARMED)
+		return 0;
+	switch (p->mechanism) {
+	case KTRACK_MECH_FPROBE:
+		return kt_fprobe_missed(p);
+	case KTRACK_MECH_TRACEPOINT:
+		return 0;
+	default:
+		return kt_kprobe_missed(p);
+	}
+}
+
+static void kt_disarm(struct kt_probe *p, u32 new_state)
+{
+	if (p->state == KTRACK_PROBE_ST_ARMED) {
+		p->missed_acc += kt_kernel_missed(p);
+		switch (p->mechanism) {
+		case KTRACK_MECH_FPROBE:
+			kt_fprobe_disarm(p);
+			break;
+		case KTRACK_MECH_TRACEPOINT:
+			kt_tp_disarm(p);
+			break;
+		default:
+			kt_kprobe_disarm(p);
+			break;
+		}
+	}
+	p->state = new_state;
+}
+
+/*
+ * Is a module of that name loaded?  find_module() is not exported; every
+ * module has a kobject in the "module" kset, which is our own module's kset.
+ */
+static bool kt_module_loaded(const char *name)
+{
+	struct kobject *kobj = kset_find_obj(THIS_MODULE->mkobj.kobj.kset, name);
+
+	if (!kobj)
+		return false;
+	kobject_put(kobj);
+	return true;
+}
+
+static struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name)
+{
+	struct kt_probe *p;
+
+	list_for_each_entry(p, &kt_probes, node) {
+		if (p->session != s)
+			continue;
+		if (id ? p->id == id : (name && !strcmp(p->name, name)))
+			return p;
+	}
+	return NULL;
+}
+
+static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_probe_add req;
+	struct kt_probe *p, *q;
+	unsigned int n = 0;
+	void *desc;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
+	if (ret)
+		return ret;
+	if (req.__pad || req.id || req.state || req.mechanism)
+		return -EINVAL;
+	if (req.desc_size < sizeof(struct ktrack_probe_desc))
+		return -EINVAL;
+	if (req.desc_size > KTRACK_PROBE_DESC_MAX)
+		return -E2BIG;
+	desc = kvmalloc(req.desc_size, GFP_KERNEL);
+	if (!desc)
+		return -ENOMEM;
+	if (copy_from_user(desc, u64_to_user_ptr(req.desc_ptr), req.desc_size)) {
+		kvfree(desc);
+		return -EFAULT;
+	}
+	p = kt_probe_from_desc(desc, req.desc_size);
+	if (IS_ERR(p)) {
+		kvfree(desc);
+		return PTR_ERR(p);
+	}
+	p->session = s;
+	p->mechanism = kt_mechanism(p);
+	/* kernel lockdown forbids kprobes (and so every probe built on them) */
+	if (p->mechanism != KTRACK_MECH_TRACEPOINT && security_locked_down(LOCKDOWN_KPROBES)) {
+		ret = -EPERM;
+		goto free;
+	}
+
+	mutex_lock(&kt_probe_lock);
+	list_for_each_entry(q, &kt_probes, node) {
+		if (q->session != s)
+			continue;
+		if (!strcmp(q->name, p->name)) {
+			ret = -EEXIST;
+			goto unlock;
+		}
+		n++;
+	}
+	if (n >= KT_MAX_PROBES_PER_SESSION) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	p->id = ++kt_next_id;
+	p->state = KTRACK_PROBE_ST_PENDING;
+	ret = kt_arm(p);
+	/* MOD:SYM on a module that is not loaded: wait for it */
+	if (ret == -ENOENT && p->module[0] && p->kind != KTRACK_PROBE_FUNCS) {
+		ret = kt_module_loaded(p->module) ? -ENOENT : 0;
+	}
+	if (ret)
+		goto unlock;
+	req.id = p->id;
+	req.state = p->state;
+	req.mechanism = p->mechanism;
+	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
+		kt_disarm(p, KTRACK_PROBE_ST_PENDING);
+		ret = -EFAULT;
+		goto unlock;
+	}
+	list_add_tail(&p->node, &kt_probes);
+	mutex_unlock(&kt_probe_lock);
+	return 0;
+unlock:
+	mutex_unlock(&kt_probe_lock);
+free:
+	kt_probe_free(p);
+	return ret;
+}
+
+static void kt_remove(struct kt_probe *p)
+{
+	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+	list_del(&p->node);
+	kt_probe_free(p);
+}
+
+static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_probe_del req;
+	struct kt_probe *p, *tmp;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
+	if (ret)
+		return ret;
+	if (req.__pad || req.flags & ~KTRACK_PROBE_DEL_ALL)
+		return -EINVAL;
+	if (strnlen(req.name, sizeof(req.name)) == sizeof(req.name))
+		return -EINVAL;
+	if (req.flags & KTRACK_PROBE_DEL_ALL) {
+		if (req.id || req.name[0])
+			return -EINVAL;
+		mutex_lock(&kt_probe_lock);
+		list_for_each_entry_safe(p, tmp, &kt_probes, node)
+			if (p->session == s)
+				kt_remove(p);
+		mutex_unlock(&kt_probe_lock);
+		return 0;
+	}
+	if (!req.id && !req.name[0])
+		return -EINVAL;
+	mutex_lock(&kt_probe_lock);
+	p = kt_find(s, req.id, req.name);
+	if (p)
+		kt_remove(p);
+	mutex_unlock(&kt_probe_lock);
+	return p ? 0 : -ENOENT;
+}
+
+static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
+{
+	int cpu;
+
+	memset(in, 0, sizeof(*in));
+	in->id = p->id;
+	in->kind = p->kind;
+	in->mechanism = p->mechanism;
+	in->state = p->state;
+	for_each_possible_cpu(cpu) {
+		struct kt_probe_stats *st = per_cpu_ptr(p->stats, cpu);
+
+		in->hits += READ_ONCE(st->hits);
+		in->filtered += READ_ONCE(st->filtered);
+		in->dropped += READ_ONCE(st->dropped);
+		in->faults += READ_ONCE(st->faults);
+		in->misses += READ_ONCE(st->missed);
+	}
+	in->misses += p->missed_acc + kt_kernel_missed(p);
+	in->nr_funcs = p->nr_funcs;
+	in->arm_count = p->arm_count;
+	in->desc_size = p->desc_size;
+	strscpy(in->name, p->name, sizeof(in->name));
+	if (p->kind == KTRACK_PROBE_FUNCS)
+		strscpy(in->target, p->func_names[0], sizeof(in->target));
+	else if (p->symbol[0] && p->module[0])
+		snprintf(in->target, sizeof(in->target), "%s:%s+%llu", p->module, p->symbol,
+			 p->offset);
+	else if (p->symbol[0])
+		snprintf(in->target, sizeof(in->target), "%s+%llu", p->symbol, p->offset);
+	else
+		snprintf(in->target, sizeof(in->target), "0x%llx", p->addr);
+}
+
+static long kt_ioctl_list(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_probe_list req;
+	struct ktrack_probe_info *buf = NULL;
+	struct kt_probe *p;
+	u32 usize, n = 0;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
+	if (ret)
+		return ret;
+	if (req.count > KT_MAX_PROBES_PER_SESSION)
+		req.count = KT_MAX_PROBES_PER_SESSION;
+	if (req.count) {
+		if (!req.entries_ptr)
+			return -EFAULT;
+		buf = kvcalloc(req.count, sizeof(*buf), GFP_KERNEL);
+		if (!buf)
+			return -ENOMEM;
+	}
+	mutex_lock(&kt_probe_lock);
+	list_for_each_entry(p, &kt_probes, node) {
+		if (p->session != s)
+			continue;
+		if (n < req.count)
+			kt_fill_info(p, &buf[n]);
+		n++;
+	}
+	mutex_unlock(&kt_probe_lock);
+	ret = 0;
+	if (buf && copy_to_user(u64_to_user_ptr(req.entries_ptr), buf,
+				(size_t)min(n, req.count) * sizeof(*buf)))
+		ret = -EFAULT;
+	req.count = n;
+	if (!ret && copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req))))
+		ret = -EFAULT;
+	kvfree(buf);
+	return ret;
+}
+
+static long kt_ioctl_get(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_probe_get req;
+	struct kt_probe *p;
+	void *copy = NULL;
+	u32 usize, need;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
+	if (ret)
+		return ret;
+	if (req.__pad || !req.id)
+		return -EINVAL;
+	mutex_lock(&kt_probe_lock);
+	p = kt_find(s, req.id, NULL);
+	if (!p) {
+		mutex_unlock(&kt_probe_lock);
+		return -ENOENT;
+	}
+	need = p->desc_size;
+	if (req.desc_size >= need) {
+		copy = kvmalloc(need, GFP_KERNEL);
+		if (copy)
+			memcpy(copy, p->desc, need);
+	}
+	mutex_unlock(&kt_probe_lock);
+	if (req.desc_size >= need && !copy)
+		return -ENOMEM;
+	if (copy && copy_to_user(u64_to_user_ptr(req.desc_ptr), copy, need))
+		ret = -EFAULT;
+	kvfree(copy);
+	req.desc_size = need;
+	if (!ret && copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req))))
+		ret = -EFAULT;
+	return ret;
+}
 
 long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)
 {
-	return -ENOTTY;
+	switch (cmd) {
+	case KTRACK_IOC_PROBE_ADD:
+		return kt_ioctl_add(s, arg);
+	case KTRACK_IOC_PROBE_DEL:
+		return kt_ioctl_del(s, arg);
+	case KTRACK_IOC_PROBE_LIST:
+		return kt_ioctl_list(s, arg);
+	case KTRACK_IOC_PROBE_GET:
+		return kt_ioctl_get(s, arg);
+	default:
+		return -ENOTTY;
+	}
 }
 
 void ktrack_probe_session_release(struct ktrack_session *s)
 {
+	struct kt_probe *p, *tmp;
+
+	mutex_lock(&kt_probe_lock);
+	list_for_each_entry_safe(p, tmp, &kt_probes, node)
+		if (p->session == s)
+			kt_remove(p);
+	mutex_unlock(&kt_probe_lock);
 }
+
+/* Does probe 'p' live in module 'mod' (by name, or by an attach address)? */
+static bool kt_in_module(struct kt_probe *p, struct module *mod)
+{
+	u32 i;
+
+	if (p->module[0])
+		return !strcmp(p->module, mod->name);
+	if (p->kind == KTRACK_PROBE_TRACEPOINT || p->state != KTRACK_PROBE_ST_ARMED)
+		return false;
+	if (p->mechanism == KTRACK_MECH_FPROBE)
+		return false;	/* ftrace drops the module's sites itself */
+	for (i = 0; i < p->nr_kps; i++)
+		if (within_module((unsigned long)p->kps[i]->addr, mod))
+			return true;
+	for (i = 0; i < p->nr_rps; i++)
+		if (within_module((unsigned long)p->rps[i]->kp.addr, mod))
+			return true;
+	return false;
+}
+
+static int kt_module_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct module *mod = data;
+	struct kt_probe *p;
+
+	if (action != MODULE_STATE_COMING && action != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&kt_probe_lock);
+	list_for_each_entry(p, &kt_probes, node) {
+		if (action == MODULE_STATE_COMING) {
+			if (p->state == KTRACK_PROBE_ST_ARMED)
+				continue;
+			if (strcmp(p->module, mod->name) && strcmp(p->gone_module, mod->name))
+				continue;
+			if (kt_arm(p))
+				pr_warn("probe %s: cannot arm in module %s\n", p->name, mod->name);
+		} else if (p->state == KTRACK_PROBE_ST_ARMED && kt_in_module(p, mod)) {
+			kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+			strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
+		}
+	}
+	mutex_unlock(&kt_probe_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kt_module_nb = {
+	.notifier_call = kt_module_notify,
+	/* after kprobes' own notifier has handled a going module */
+	.priority = 0,
+};
 
 int ktrack_probe_init(void)
 {
-	return 0;
+	int ret = kt_fetch_init();
+
+	if (ret)
+		return ret;
+	ret = register_module_notifier(&kt_module_nb);
+	if (ret)
+		kt_fetch_exit();
+	return ret;
 }
 
 void ktrack_probe_exit(void)
 {
+	unregister_module_notifier(&kt_module_nb);
+	kt_fetch_exit();
 }

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * compat_probe.h - probe-engine APIs that differ between the kernels ktrack
+ * supports (6.1 and 6.12), so that probe_*.c carry no version tests.
+ */
+#ifndef _KTRACK_COMPAT_PROBE_H
+#define _KTRACK_COMPAT_PROBE_H
+
+#include <linux/version.h>
+#include <linux/kprobes.h>
+#include <linux/fprobe.h>
+
+/*
+ * fprobe exists only with CONFIG_FPROBE (Debian enables it from 6.2 on; the
+ * 6.1 kernel lacks it).  Without it, f probes use one kprobe (placed on the
+ * ftrace call site, KPROBES_ON_FTRACE) and one kretprobe per function.
+ */
+#define KTRACK_HAVE_FPROBE	IS_ENABLED(CONFIG_FPROBE)
+
+/*
+ * fprobe handler signatures: 6.5 ("fprobe: Pass return address to the
+ * handlers", and the entry handler's int return that lets it skip the exit
+ * handler) changed both callbacks.  The logic is written against the new
+ * form; these wrappers adapt it to the old one.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define KT_DEFINE_FPROBE_ENTRY(name, impl)				\
+static notrace int name(struct fprobe *fp, unsigned long entry_ip,	\
+			unsigned long ret_ip, struct pt_regs *regs,	\
+			void *entry_data)				\
+{									\
+	return impl(fp, entry_ip, ret_ip, regs, entry_data);		\
+}
+#define KT_DEFINE_FPROBE_EXIT(name, impl)				\
+static notrace void name(struct fprobe *fp, unsigned long entry_ip,	\
+			 unsigned long ret_ip, struct pt_regs *regs,	\
+			 void *entry_data)				\
+{									\
+	impl(fp, entry_ip, ret_ip, regs, entry_data);			\
+}
+#else
+#define KT_DEFINE_FPROBE_ENTRY(name, impl)				\
+static notrace void name(struct fprobe *fp, unsigned long entry_ip,	\
+			 struct pt_regs *regs, void *entry_data)	\
+{									\
+	impl(fp, entry_ip, 0, regs, entry_data);			\
+}
+#define KT_DEFINE_FPROBE_EXIT(name, impl)				\
+static notrace void name(struct fprobe *fp, unsigned long entry_ip,	\
+			 struct pt_regs *regs, void *entry_data)	\
+{									\
+	impl(fp, entry_ip, 0, regs, entry_data);			\
+}
+#endif
+
+/*
+ * kretprobe instances: with CONFIG_KRETPROBE_ON_RETHOOK (both targets) the
+ * accessors get_kretprobe()/get_kretprobe_retaddr() hide where the probe
+ * and return address live; they exist under these names on 6.1 and 6.12.
+ */
+#define kt_kretprobe_retaddr(ri)	get_kretprobe_retaddr(ri)
+
+#endif /* _KTRACK_COMPAT_PROBE_H */

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe_desc.c - turn a userspace probe description blob into a struct
+ * kt_probe, checking every field first: a blob that passes cannot make a
+ * handler loop, overrun its buffers or read memory other than through a
+ * nofault copy.  Anything out of range is EINVAL.
+ */
+#include <linux/ctype.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "probe_internal.h"
+
+/* NUL-terminated within 'len' bytes, and only [A-Za-z0-9_.-]. */
+static bool kt_name_ok(const char *s, size_t len, bool allow_empty)
+{
+	size_t n = strnlen(s, len);
+	size_t i;
+
+	if (n == len || (!n && !allow_empty))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum(s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
+			return false;
+	/* bytes after the NUL must be zero too: nothing hidden */
+	for (i = n; i < len; i++)
+		if (s[i])
+			return false;
+	return true;
+}
+
+/* A symbol: printable, no spaces, NUL-terminated, zero tail. */
+static bool kt_sym_ok(const char *s, size_t len, bool allow_empty)
+{
+	size_t n = strnlen(s, len);
+	size_t i;
+
+	if (n == len || (!n && !allow_empty))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isgraph(s[i]) || s[i] == ':')
+			return false;
+	for (i = n; i < len; i++)
+		if (s[i])
+			return false;
+	return true;
+}
+
+/* [off, off + len) inside the blob, after the header. */
+static bool kt_section_ok(const struct ktrack_probe_desc *d, u32 off, u64 len,
+			  u32 align)
+{
+	if (!len)
+		return off == 0;
+	if (off < sizeof(*d) || off % align)
+		return false;
+	return (u64)off + len <= d->size;
+}
+
+static bool kt_is_string(const struct kt_fetch *f)
+{
+	return f->type == KTRACK_FETCH_T_STRING || f->type == KTRACK_FETCH_T_USTRING;
+}
+
+static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fetch *uf,
+			  struct kt_fetch *f)
+{
+	bool exit_ok = p->kind == KTRACK_PROBE_KRETPROBE ||
+		       (p->kind == KTRACK_PROBE_FUNCS && (p->flags & KTRACK_PROBE_F_EXIT));
+	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT;
+	unsigned int i;
+
+	if (!kt_sym_ok(uf->name, sizeof(uf->name), false))
+		return -EINVAL;
+	if (uf->nderef > KTRACK_FETCH_MAX_DEREF || uf->flags & ~KTRACK_FETCH_F_USER)
+		return -EINVAL;
+	for (i = uf->nderef; i < KTRACK_FETCH_MAX_DEREF; i++)
+		if (uf->deref[i])
+			return -EINVAL;
+	if (uf->size != 1 && uf->size != 2 && uf->size != 4 && uf->size != 8)
+		return -EINVAL;
+	if (!uf->count || uf->count > KTRACK_FETCH_MAX_ARRAY)
+		return -EINVAL;
+
+	f->src = uf->src;
+	f->type = uf->type;
+	f->size = uf->size;
+	f->nderef = uf->nderef;
+	f->count = uf->count;
+	f->flags = uf->flags;
+	f->param = uf->param;
+	memcpy(f->deref, uf->deref, sizeof(f->deref));
+
+	switch (f->type) {
+	case KTRACK_FETCH_T_U:
+	case KTRACK_FETCH_T_S:
+	case KTRACK_FETCH_T_X:
+		break;
+	case KTRACK_FETCH_T_SYMBOL:
+		if (f->size != 8)
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_T_STRING:
+	case KTRACK_FETCH_T_USTRING:
+		if (f->size != 1 || f->count != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* arrays are memory: they need a dereference */
+	if (f->count > 1 && !f->nderef)
+		return -EINVAL;
+
+	switch (f->src) {
+	case KTRACK_FETCH_SRC_ARG:
+		if (f->param < 1 || f->param > KTRACK_FETCH_MAX_ARG)
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_SRC_REG:
+		if (!regs_ok || f->param < 0 || f->param > MAX_REG_OFFSET ||
+		    f->param % sizeof(unsigned long))
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_SRC_STACK:
+		if (!regs_ok || f->param < 0 || f->param > 1024)
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_SRC_RETVAL:
+	case KTRACK_FETCH_SRC_DURATION:
+		if (!exit_ok || f->param)
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_SRC_COMM:
+		if (f->type != KTRACK_FETCH_T_STRING || f->nderef || f->param)
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_SRC_IMM:
+		break;
+	case KTRACK_FETCH_SRC_CPU:
+		if (f->param)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Slot layout, as documented in uapi/ktrack.h. */
+static int kt_layout(struct kt_probe *p)
+{
+	u32 off = 0;
+	u16 i;
+
+	for (i = 0; i < p->nr_fetch; i++) {
+		struct kt_fetch *f = &p->fetch[i];
+		u32 align, len;
+
+		if (kt_is_string(f)) {
+			align = 4;
+			len = 4;
+			p->has_strings = true;
+		} else {
+			align = min_t(u32, f->size, 8);
+			len = f->size * f->count;
+		}
+		off = ALIGN(off, align);
+		if (off + len > KTRACK_PROBE_MAX_DATA)
+			return -EINVAL;
+		f->slot = off;
+		f->slot_len = len;
+		off += len;
+	}
+	p->fixed_len = off;
+	return 0;
+}
+
+static int kt_check_filter(const struct kt_probe *p)
+{
+	int depth = 0;
+	u16 i;
+
+	for (i = 0; i < p->nr_insns; i++) {
+		const struct ktrack_probe_insn *in = &p->insns[i];
+		bool str = false;
+
+		switch (in->op) {
+		case KTRACK_FLT_CMP:
+			switch (in->field_kind) {
+			case KTRACK_FLD_FETCH:
+				if (in->field >= p->nr_fetch)
+					return -EINVAL;
+				if (p->fetch[in->field].count != 1)
+					return -EINVAL;
+				str = kt_is_string(&p->fetch[in->field]);
+				break;
+			case KTRACK_FLD_COMM:
+				str = true;
+				fallthrough;
+			case KTRACK_FLD_PID:
+			case KTRACK_FLD_TGID:
+			case KTRACK_FLD_CPU:
+				if (in->field)
+					return -EINVAL;
+				break;
+			default:
+				return -EINVAL;
+			}
+			if (in->cmp < KTRACK_FLT_EQ || in->cmp > KTRACK_FLT_GLOB)
+				return -EINVAL;
+			if (str) {
+				if (in->cmp != KTRACK_FLT_EQ && in->cmp != KTRACK_FLT_NE &&
+				    in->cmp != KTRACK_FLT_GLOB)
+					return -EINVAL;
+				if (in->imm || in->str_off >= p->strtab_len)
+					return -EINVAL;
+			} else if (in->cmp == KTRACK_FLT_GLOB || in->str_off) {
+				return -EINVAL;
+			}
+			depth++;
+			break;
+		case KTRACK_FLT_AND:
+		case KTRACK_FLT_OR:
+			if (in->cmp || in->field_kind || in->field || in->str_off || in->imm)
+				return -EINVAL;
+			if (depth < 2)
+				return -EINVAL;
+			depth--;
+			break;
+		case KTRACK_FLT_NOT:
+			if (in->cmp || in->field_kind || in->field || in->str_off || in->imm)
+				return -EINVAL;
+			if (depth < 1)
+				return -EINVAL;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (depth > KTRACK_FLT_MAX_DEPTH)
+			return -EINVAL;
+	}
+	return p->nr_insns && depth != 1 ? -EINVAL : 0;
+}
+
+/* f: nr_funcs names back to back, each NUL-terminated, filling the section. */
+static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
+{
+	const char *s = (const char *)d + d->funcs_off;
+	const char *end = s + d->funcs_len;
+	u32 i;
+
+	p->func_names = kcalloc(d->nr_funcs, sizeof(*p->func_names), GFP_KERNEL);
+	if (!p->func_names)
+		return -ENOMEM;
+	for (i = 0; i < d->nr_funcs; i++) {
+		size_t n = strnlen(s, end - s);
+
+		if (s + n == end || !n || n >= KTRACK_PROBE_SYM_MAX)
+			return -EINVAL;
+		if (strnchr(s, n, ' '))
+			return -EINVAL;
+		p->func_names[i] = s;
+		s += n + 1;
+	}
+	return s == end ? 0 : -EINVAL;
+}
+
+static bool kt_str_section_ok(const struct ktrack_probe_desc *d, u32 off, u32 len)
+{
+	if (!kt_section_ok(d, off, len, 1))
+		return false;
+	return !len || ((const char *)d)[off + len - 1] == '\0';
+}
+
+/*
+ * Build a probe from 'desc' (kvmalloc'ed, 'size' bytes, owned by the probe
+ * on success).  Returns the probe or an ERR_PTR.
+ */
+struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
+{
+	const struct ktrack_probe_desc *d = desc;
+	const struct ktrack_probe_fetch *uf;
+	struct kt_probe *p;
+	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT;
+	bool is_exit;
+	int ret = -EINVAL;
+	u16 i;
+
+	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
+	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1)
+		return ERR_PTR(-EINVAL);
+	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_TRACEPOINT)
+		return ERR_PTR(-EINVAL);
+	if (d->flags & ~all_flags)
+		return ERR_PTR(-EINVAL);
+	if (d->kind == KTRACK_PROBE_FUNCS ? !d->flags : d->flags != 0)
+		return ERR_PTR(-EINVAL);
+	if (!kt_name_ok(d->name, sizeof(d->name), false) ||
+	    !kt_name_ok(d->module, sizeof(d->module), true) ||
+	    !kt_sym_ok(d->symbol, sizeof(d->symbol), true))
+		return ERR_PTR(-EINVAL);
+	if (d->nr_fetch > KTRACK_PROBE_MAX_FETCH || d->nr_insns > KTRACK_PROBE_MAX_INSNS ||
+	    d->nr_funcs > KTRACK_PROBE_MAX_FUNCS || d->stack_depth > KTRACK_PROBE_MAX_STACK ||
+	    d->maxactive > KTRACK_PROBE_MAX_ACTIVE)
+		return ERR_PTR(-EINVAL);
+	if (!kt_section_ok(d, d->fetch_off, (u64)d->nr_fetch * sizeof(*uf), 8) ||
+	    !kt_section_ok(d, d->insns_off, (u64)d->nr_insns * sizeof(struct ktrack_probe_insn), 8) ||
+	    !kt_str_section_ok(d, d->funcs_off, d->funcs_len) ||
+	    !kt_str_section_ok(d, d->strtab_off, d->strtab_len) ||
+	    !kt_str_section_ok(d, d->spec_off, d->spec_len))
+		return ERR_PTR(-EINVAL);
+
+	is_exit = d->kind == KTRACK_PROBE_KRETPROBE ||
+		  (d->kind == KTRACK_PROBE_FUNCS && (d->flags & KTRACK_PROBE_F_EXIT));
+	if (d->maxactive && !is_exit)
+		return ERR_PTR(-EINVAL);
+	switch (d->kind) {
+	case KTRACK_PROBE_KPROBE:
+		/* a symbol (+offset), or an absolute address alone */
+		if (d->nr_funcs || d->funcs_len)
+			return ERR_PTR(-EINVAL);
+		if (d->symbol[0] ? d->addr != 0 : (!d->addr || d->offset || d->module[0]))
+			return ERR_PTR(-EINVAL);
+		if (d->offset > SZ_1M)
+			return ERR_PTR(-EINVAL);
+		break;
+	case KTRACK_PROBE_KRETPROBE:
+	case KTRACK_PROBE_TRACEPOINT:
+		if (!d->symbol[0] || d->addr || d->offset || d->nr_funcs || d->funcs_len)
+			return ERR_PTR(-EINVAL);
+		if (d->kind == KTRACK_PROBE_TRACEPOINT && d->module[0])
+			return ERR_PTR(-EINVAL);
+		break;
+	case KTRACK_PROBE_FUNCS:
+		if (d->symbol[0] || d->module[0] || d->addr || d->offset || !d->nr_funcs)
+			return ERR_PTR(-EINVAL);
+		break;
+	}
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	p->kind = d->kind;
+	p->flags = d->flags;
+	memcpy(p->name, d->name, sizeof(p->name));
+	memcpy(p->module, d->module, sizeof(p->module));
+	memcpy(p->symbol, d->symbol, sizeof(p->symbol));
+	p->addr = d->addr;
+	p->offset = d->offset;
+	p->hit_limit = d->hit_limit;
+	atomic64_set(&p->recorded, 0);
+	p->maxactive = d->maxactive;
+	p->stack_depth = d->stack_depth;
+	p->nr_fetch = d->nr_fetch;
+	p->nr_insns = d->nr_insns;
+	p->nr_funcs = d->kind == KTRACK_PROBE_FUNCS ? d->nr_funcs : 1;
+
+	p->stats = alloc_percpu(struct kt_probe_stats);
+	if (p->nr_fetch)
+		p->fetch = kcalloc(p->nr_fetch, sizeof(*p->fetch), GFP_KERNEL);
+	if (!p->stats || (p->nr_fetch && !p->fetch)) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	uf = (const struct ktrack_probe_fetch *)((const char *)d + d->fetch_off);
+	for (i = 0; i < p->nr_fetch; i++) {
+		ret = kt_check_fetch(p, &uf[i], &p->fetch[i]);
+		if (ret)
+			goto err;
+	}
+	ret = kt_layout(p);
+	if (ret)
+		goto err;
+	p->insns = d->nr_insns ? (struct ktrack_probe_insn *)((char *)desc + d->insns_off) : NULL;
+	p->strtab = (const char *)desc + d->strtab_off;
+	p->strtab_len = d->strtab_len;
+	ret = kt_check_filter(p);
+	if (ret)
+		goto err;
+	if (d->kind == KTRACK_PROBE_FUNCS) {
+		ret = kt_split_funcs(p, d);
+		if (ret)
+			goto err;
+	}
+	p->desc = desc;
+	p->desc_size = size;
+	return p;
+err:
+	kfree(p->func_names);
+	kfree(p->fetch);
+	free_percpu(p->stats);
+	kfree(p);
+	return ERR_PTR(ret);
+}
+
+void kt_probe_free(struct kt_probe *p)
+{
+	kfree(p->funcs);
+	kfree(p->kps);
+	kfree(p->rps);
+	kfree(p->func_names);
+	kfree(p->fetch);
+	free_percpu(p->stats);
+	kvfree(p->desc);
+	kfree(p);
+}

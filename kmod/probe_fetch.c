@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe_fetch.c - what runs in a probe handler: fetch the described values
+ * with nofault copies, run the filter program, write the record.  Runs in
+ * any context (NMI included): never sleeps, never allocates, takes no lock.
+ * A per-CPU nesting level gives each context its own scratch buffer and
+ * bounds re-entry (a probe hit from inside a handler).
+ */
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "probe_internal.h"
+
+#define KT_NEST_MAX	4	/* task, softirq, hardirq, NMI */
+#define KT_SCRATCH	(sizeof(struct ktrack_rec_probe) + KTRACK_PROBE_MAX_DATA)
+
+struct kt_scratch {
+	int nest;
+	u64 buf[KT_NEST_MAX][KT_SCRATCH / sizeof(u64)];
+};
+
+static struct kt_scratch __percpu *kt_scratch;
+
+int kt_fetch_init(void)
+{
+	kt_scratch = alloc_percpu(struct kt_scratch);
+	return kt_scratch ? 0 : -ENOMEM;
+}
+
+void kt_fetch_exit(void)
+{
+	free_percpu(kt_scratch);
+}
+
+/* Duration clock: NMI-safe and monotonic across CPUs (entry and exit may
+ * run on different CPUs when the task migrates in between).
+ */
+notrace u64 kt_probe_now(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+NOKPROBE_SYMBOL(kt_probe_now);
+
+notrace void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs)
+{
+	unsigned int i;
+
+	d->ts = kt_probe_now();
+	for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
+		d->args[i] = regs_get_kernel_argument(regs, i);
+}
+NOKPROBE_SYMBOL(kt_entry_save);
+
+static notrace long kt_read(void *dst, unsigned long addr, size_t n, bool user)
+{
+	if (user)
+		return copy_from_user_nofault(dst, (const void __user *)addr, n);
+	return copy_from_kernel_nofault(dst, (const void *)addr, n);
+}
+NOKPROBE_SYMBOL(kt_read);
+
+/*
+ * Copy a NUL-terminated string of at most 'max' - 1 bytes; returns its
+ * length or -EFAULT.  Reads in chunks that never cross a page, so a fault
+ * means the string cannot continue there.
+ */
+static notrace long kt_read_str(char *dst, unsigned long addr, size_t max, bool user)
+{
+	size_t done = 0;
+
+	while (done < max - 1) {
+		size_t chunk = min3(max - 1 - done, (size_t)32,
+				    (size_t)(PAGE_SIZE - ((addr + done) & ~PAGE_MASK)));
+		char *nul;
+
+		if (kt_read(dst + done, addr + done, chunk, user))
+			return done ? (long)done : -EFAULT;
+		nul = memchr(dst + done, 0, chunk);
+		if (nul)
+			return nul - dst;
+		done += chunk;
+	}
+	return done;
+}
+NOKPROBE_SYMBOL(kt_read_str);
+
+static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt_fetch_ctx *c)
+{
+	switch (f->src) {
+	case KTRACK_FETCH_SRC_ARG:
+		return c->args[f->param - 1];
+	case KTRACK_FETCH_SRC_REG:
+		return c->regs ? regs_get_register(c->regs, f->param) : 0;
+	case KTRACK_FETCH_SRC_STACK:
+		return c->regs ? regs_get_kernel_stack_nth(c->regs, f->param) : 0;
+	case KTRACK_FETCH_SRC_RETVAL:
+		return c->exit ? c->retval : 0;
+	case KTRACK_FETCH_SRC_DURATION:
+		return c->exit ? c->duration : 0;
+	case KTRACK_FETCH_SRC_IMM:
+		return f->param;
+	case KTRACK_FETCH_SRC_CPU:
+		return raw_smp_processor_id();
+	default:
+		return 0;
+	}
+}
+NOKPROBE_SYMBOL(kt_source);
+
+/*
+ * Fetch one value into its slot (strings: into the dynamic area at *dyn).
+ * Returns false when a read faulted (the slot then holds the marker).
+ */
+static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch_ctx *c,
+				 u8 *data, u32 *dyn)
+{
+	bool user = f->flags & KTRACK_FETCH_F_USER;
+	u8 *slot = data + f->slot;
+	unsigned long val, addr;
+	unsigned int i;
+
+	if (f->src == KTRACK_FETCH_SRC_COMM) {
+		u32 n = min_t(u32, strnlen(current->comm, TASK_COMM_LEN),
+			      KTRACK_PROBE_MAX_DATA - *dyn);
+
+		memcpy(data + *dyn, current->comm, n);
+		*(u32 *)slot = (*dyn << 16) | n;
+		*dyn += n;
+		return true;
+	}
+	val = kt_source(f, c);
+	for (i = 0; i + 1 < f->nderef; i++) {
+		if (kt_read(&val, val + f->deref[i], sizeof(val), user))
+			goto fault;
+	}
+	addr = f->nderef ? val + f->deref[f->nderef - 1] : val;
+
+	if (f->type == KTRACK_FETCH_T_STRING || f->type == KTRACK_FETCH_T_USTRING) {
+		u32 room = min_t(u32, KTRACK_PROBE_MAX_DATA - *dyn, KTRACK_FETCH_MAX_STR);
+		long n;
+
+		if (f->type == KTRACK_FETCH_T_USTRING)
+			user = true;
+		if (room < 2) {
+			*(u32 *)slot = *dyn << 16;
+			return true;
+		}
+		n = kt_read_str(data + *dyn, addr, room, user);
+		if (n < 0) {
+			*(u32 *)slot = *dyn << 16;
+			return false;
+		}
+		*(u32 *)slot = (*dyn << 16) | n;
+		*dyn += n;
+		return true;
+	}
+	if (f->nderef) {
+		if (kt_read(slot, addr, f->slot_len, user))
+			goto fault;
+		return true;
+	}
+	switch (f->size) {
+	case 1:
+		*(u8 *)slot = val;
+		break;
+	case 2:
+		*(u16 *)slot = val;
+		break;
+	case 4:
+		*(u32 *)slot = val;
+		break;
+	default:
+		*(u64 *)slot = val;
+		break;
+	}
+	return true;
+fault:
+	memset(slot, KTRACK_FETCH_FAULT, f->slot_len);
+	return false;
+}
+NOKPROBE_SYMBOL(kt_fetch_one);
+
+/* Glob match with '*', '?' and [...] classes, iterative (bounded work). */
+static notrace bool kt_glob(const char *pat, const char *s, u32 slen)
+{
+	const char *star_p = NULL;
+	u32 i = 0, star_i = 0;
+
+	for (;;) {
+		if (*pat == '*') {
+			star_p = ++pat;
+			star_i = i;
+			continue;
+		}
+		if (i == slen) {
+			if (!*pat)
+				return true;
+			goto backtrack;
+		}
+		if (*pat == '?' || (*pat && *pat == s[i])) {
+			pat++;
+			i++;
+			continue;
+		}
+		if (*pat == '[') {
+			const char *q = pat + 1;
+			bool neg = *q == '!', hit = false;
+
+			if (neg)
+				q++;
+			while (*q && *q != ']') {
+				if (q[1] == '-' && q[2] && q[2] != ']') {
+					hit |= s[i] >= q[0] && s[i] <= q[2];
+					q += 3;
+				} else {
+					hit |= s[i] == *q++;
+				}
+			}
+			if (*q == ']' && hit != neg) {
+				pat = q + 1;
+				i++;
+				continue;
+			}
+		}
+backtrack:
+		if (!star_p || star_i >= slen)
+			return false;
+		pat = star_p;
+		i = ++star_i;
+	}
+}
+NOKPROBE_SYMBOL(kt_glob);
+
+static notrace bool kt_cmp_num(u8 cmp, bool sign, u64 v, s64 imm)
+{
+	switch (cmp) {
+	case KTRACK_FLT_EQ:
+		return v == (u64)imm;
+	case KTRACK_FLT_NE:
+		return v != (u64)imm;
+	case KTRACK_FLT_LT:
+		return sign ? (s64)v < imm : v < (u64)imm;
+	case KTRACK_FLT_LE:
+		return sign ? (s64)v <= imm : v <= (u64)imm;
+	case KTRACK_FLT_GT:
+		return sign ? (s64)v > imm : v > (u64)imm;
+	case KTRACK_FLT_GE:
+		return sign ? (s64)v >= imm : v >= (u64)imm;
+	case KTRACK_FLT_BITAND:
+		return (v & (u64)imm) != 0;
+	default:
+		return false;
+	}
+}
+NOKPROBE_SYMBOL(kt_cmp_num);
+
+static notrace bool kt_cmp_str(const struct kt_probe *p, const struct ktrack_probe_insn *in,
+			       const char *s, u32 len)
+{
+	const char *pat = p->strtab + in->str_off;
+	bool eq;
+
+	if (in->cmp == KTRACK_FLT_GLOB)
+		return kt_glob(pat, s, len);
+	eq = strlen(pat) == len && !memcmp(pat, s, len);
+	return in->cmp == KTRACK_FLT_EQ ? eq : !eq;
+}
+NOKPROBE_SYMBOL(kt_cmp_str);
+
+static notrace u64 kt_slot_value(const struct kt_fetch *f, const u8 *slot, bool *sign)
+{
+	*sign = f->type == KTRACK_FETCH_T_S;
+	switch (f->size) {
+	case 1:
+		return *sign ? (u64)(s64)*(const s8 *)slot : *slot;
+	case 2:
+		return *sign ? (u64)(s64)*(const s16 *)slot : *(const u16 *)slot;
+	case 4:
+		return *sign ? (u64)(s64)*(const s32 *)slot : *(const u32 *)slot;
+	default:
+		return *(const u64 *)slot;
+	}
+}
+NOKPROBE_SYMBOL(kt_slot_value);
+
+/* The filter VM: validated in probe_desc.c (depth, fields, strings). */
+static notrace bool kt_filter(const struct kt_probe *p, const u8 *data)
+{
+	bool stack[KTRACK_FLT_MAX_DEPTH];
+	int sp = 0;
+	u16 i;
+
+	for (i = 0; i < p->nr_insns; i++) {
+		const struct ktrack_probe_insn *in = &p->insns[i];
+		bool r = false, sign = false;
+		u64 v = 0;
+
+		switch (in->op) {
+		case KTRACK_FLT_CMP:
+			switch (in->field_kind) {
+			case KTRACK_FLD_FETCH: {
+				const struct kt_fetch *f = &p->fetch[in->field];
+				const u8 *slot = data + f->slot;
+
+				if (f->type == KTRACK_FETCH_T_STRING ||
+				    f->type == KTRACK_FETCH_T_USTRING) {
+					u32 loc = *(const u32 *)slot;
+
+					r = kt_cmp_str(p, in, (const char *)data + (loc >> 16),
+						       loc & 0xffff);
+					goto push;
+				}
+				v = kt_slot_value(f, slot, &sign);
+				break;
+			}
+			case KTRACK_FLD_PID:
+				v = current->pid;
+				break;
+			case KTRACK_FLD_TGID:
+				v = current->tgid;
+				break;
+			case KTRACK_FLD_CPU:
+				v = raw_smp_processor_id();
+				break;
+			case KTRACK_FLD_COMM:
+				r = kt_cmp_str(p, in, current->comm,
+					       strnlen(current->comm, TASK_COMM_LEN));
+				goto push;
+			}
+			r = kt_cmp_num(in->cmp, sign, v, in->imm);
+push:
+			stack[sp++] = r;
+			break;
+		case KTRACK_FLT_AND:
+			sp--;
+			stack[sp - 1] = stack[sp - 1] && stack[sp];
+			break;
+		case KTRACK_FLT_OR:
+			sp--;
+			stack[sp - 1] = stack[sp - 1] || stack[sp];
+			break;
+		case KTRACK_FLT_NOT:
+			stack[sp - 1] = !stack[sp - 1];
+			break;
+		}
+	}
+	return sp ? stack[0] : true;
+}
+NOKPROBE_SYMBOL(kt_filter);
+
+static notrace void kt_emit_stack(struct kt_probe *p, u64 *buf)
+{
+	struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)buf;
+
+	/* skip the probe machinery's own frames: emit, handler, kprobes */
+	st->probe_id = p->id;
+	st->nr = stack_trace_save((unsigned long *)st->ips, p->stack_depth, 0);
+	ktrack_session_write(p->session, KTRACK_REC_STACK, st,
+			     sizeof(*st) + st->nr * sizeof(st->ips[0]));
+}
+NOKPROBE_SYMBOL(kt_emit_stack);
+
+notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
+			   u64 ip, u64 parent_ip)
+{
+	struct ktrack_rec_probe *rec;
+	struct kt_scratch *sc;
+	u32 dyn, fault = 0;
+	int nest;
+	u16 i;
+
+	preempt_disable_notrace();
+	sc = this_cpu_ptr(kt_scratch);
+	this_cpu_inc(p->stats->hits);
+	nest = this_cpu_inc_return(kt_scratch->nest);
+	if (nest > KT_NEST_MAX) {
+		this_cpu_inc(p->stats->missed);
+		goto out;
+	}
+	rec = (struct ktrack_rec_probe *)sc->buf[nest - 1];
+	rec->probe_id = p->id;
+	rec->event = event;
+	rec->ip = ip;
+	rec->parent_ip = parent_ip;
+	rec->__pad = 0;
+	dyn = p->fixed_len;
+	memset(rec->data, 0, dyn);
+	for (i = 0; i < p->nr_fetch; i++) {
+		if (!kt_fetch_one(&p->fetch[i], ctx, rec->data, &dyn)) {
+			fault |= 1U << i;
+			this_cpu_inc(p->stats->faults);
+		}
+	}
+	rec->fault_mask = fault;
+	rec->data_len = dyn;
+	if (p->nr_insns && !kt_filter(p, rec->data)) {
+		this_cpu_inc(p->stats->filtered);
+		goto out;
+	}
+	if (p->hit_limit && atomic64_inc_return(&p->recorded) > p->hit_limit) {
+		this_cpu_inc(p->stats->dropped);
+		goto out;
+	}
+	if (ktrack_session_write(p->session, KTRACK_REC_PROBE, rec, sizeof(*rec) + dyn)) {
+		this_cpu_inc(p->stats->dropped);
+		goto out;
+	}
+	if (p->stack_depth)
+		kt_emit_stack(p, sc->buf[nest - 1]);
+out:
+	this_cpu_dec(kt_scratch->nest);
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(kt_probe_emit);

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe_fprobe.c - f probes through one fprobe over all their functions
+ * (kernels with CONFIG_FPROBE).  Entry data carries the entry time and the
+ * arguments to the exit handler, for $duration and $argN on exits.
+ */
+#include <linux/fprobe.h>
+
+#include "compat_probe.h"
+#include "probe_internal.h"
+
+static notrace int kt_fp_entry_impl(struct fprobe *fp, unsigned long entry_ip,
+				    unsigned long ret_ip, struct pt_regs *regs,
+				    void *entry_data)
+{
+	struct kt_probe *p = container_of(fp, struct kt_probe, fp);
+	struct kt_entry_data *d = entry_data;
+
+	kt_entry_save(d, regs);
+	if (p->flags & KTRACK_PROBE_F_ENTRY) {
+		struct kt_fetch_ctx ctx = { .regs = regs, .args = d->args };
+
+		kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, entry_ip, ret_ip);
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(kt_fp_entry_impl);
+
+static notrace void kt_fp_exit_impl(struct fprobe *fp, unsigned long entry_ip,
+				    unsigned long ret_ip, struct pt_regs *regs,
+				    void *entry_data)
+{
+	struct kt_probe *p = container_of(fp, struct kt_probe, fp);
+	struct kt_entry_data *d = entry_data;
+	struct kt_fetch_ctx ctx = {
+		.regs = regs,
+		.args = d->args,
+		.retval = regs_return_value(regs),
+		.duration = kt_probe_now() - d->ts,
+		.exit = true,
+	};
+
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_EXIT, entry_ip, ret_ip);
+}
+NOKPROBE_SYMBOL(kt_fp_exit_impl);
+
+KT_DEFINE_FPROBE_ENTRY(kt_fp_entry, kt_fp_entry_impl)
+NOKPROBE_SYMBOL(kt_fp_entry);
+KT_DEFINE_FPROBE_EXIT(kt_fp_exit, kt_fp_exit_impl)
+NOKPROBE_SYMBOL(kt_fp_exit);
+
+int kt_fprobe_arm(struct kt_probe *p)
+{
+	int ret;
+
+	memset(&p->fp, 0, sizeof(p->fp));
+	p->fp.entry_handler = kt_fp_entry;
+	if (p->flags & KTRACK_PROBE_F_EXIT) {
+		p->fp.exit_handler = kt_fp_exit;
+		p->fp.nr_maxactive = p->maxactive;
+	}
+	p->fp.entry_data_size = sizeof(struct kt_entry_data);
+	ret = register_fprobe_syms(&p->fp, p->func_names, p->nr_funcs);
+	switch (ret) {
+	case 0:
+	case -ENOENT:
+	case -ENOMEM:
+	case -EPERM:
+		return ret;
+	case -EBUSY:
+	case -EEXIST:
+		return -EBUSY;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+void kt_fprobe_disarm(struct kt_probe *p)
+{
+	unregister_fprobe(&p->fp);
+}
+
+u64 kt_fprobe_missed(struct kt_probe *p)
+{
+	return p->fp.nmissed;
+}

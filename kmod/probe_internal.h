@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * probe_internal.h - shared by the probe engine's files:
+ *   probe.c         ioctls, the probe registry, module notifier, lifecycle
+ *   probe_desc.c    validation of a description blob into a struct kt_probe
+ *   probe_fetch.c   fetch engine, filter VM, record emission (handler side)
+ *   probe_kprobe.c  kprobe / kretprobe attach (p, r, and f without fprobe)
+ *   probe_fprobe.c  fprobe attach (f where CONFIG_FPROBE exists)
+ *   probe_tp.c      tracepoint attach (t)
+ */
+#ifndef _KTRACK_PROBE_INTERNAL_H
+#define _KTRACK_PROBE_INTERNAL_H
+
+#include <linux/kprobes.h>
+#include <linux/fprobe.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/tracepoint.h>
+#include <linux/types.h>
+
+#include "ktrack_internal.h"
+
+/* A validated fetch step (see struct ktrack_probe_fetch). */
+struct kt_fetch {
+	u8 src;
+	u8 type;
+	u8 size;
+	u8 nderef;
+	u16 count;
+	u16 flags;
+	s64 param;
+	s32 deref[KTRACK_FETCH_MAX_DEREF];
+	u16 slot;		/* offset of its slot in data[] */
+	u16 slot_len;		/* bytes of the slot */
+};
+
+/* One attach point of a kprobe-based probe. */
+struct kt_func {
+	struct kt_probe *probe;
+	struct kprobe kp;
+	struct kretprobe rp;
+	const char *name;	/* "MOD:SYM" or "SYM"; NULL when by address */
+};
+
+/* Per-CPU counters of one probe. */
+struct kt_probe_stats {
+	u64 hits;
+	u64 filtered;
+	u64 dropped;
+	u64 faults;
+	u64 missed;		/* handler nesting guard */
+};
+
+/* What the entry side keeps for the exit side (kretprobe/fprobe data). */
+struct kt_entry_data {
+	u64 ts;
+	unsigned long args[KTRACK_FETCH_MAX_ARG];
+};
+
+struct kt_probe {
+	struct list_head node;		/* kt_probes, under kt_probe_lock */
+	struct ktrack_session *session;
+	u32 id;
+	u32 kind;
+	u32 flags;
+	u32 mechanism;
+	u32 state;
+	u32 arm_count;
+	char name[KTRACK_PROBE_NAME_MAX];
+	char module[KTRACK_PROBE_MOD_MAX];
+	char symbol[KTRACK_PROBE_SYM_MAX];
+	char gone_module[KTRACK_PROBE_MOD_MAX];	/* disarmed by its unload */
+	u64 addr;
+	u64 offset;
+	u64 hit_limit;
+	atomic64_t recorded;		/* records counted against hit_limit */
+	u32 maxactive;
+	u32 stack_depth;
+	u16 nr_fetch;
+	u16 nr_insns;
+	u32 fixed_len;			/* bytes of the slots */
+	bool has_strings;
+	struct kt_fetch *fetch;
+	struct ktrack_probe_insn *insns;
+	const char *strtab;
+	u32 strtab_len;
+	void *desc;			/* the blob as given (PROBE_GET) */
+	u32 desc_size;
+
+	/* attach state */
+	u32 nr_funcs;
+	const char **func_names;	/* f: into desc */
+	struct kt_func *funcs;		/* kprobe mechanisms: nr_funcs */
+	struct kprobe **kps;		/* registered kprobes (batch ops) */
+	struct kretprobe **rps;
+	u32 nr_kps;
+	u32 nr_rps;
+	struct fprobe fp;
+	struct tracepoint *tp;
+
+	u64 missed_acc;			/* kernel-side misses of past arms */
+	struct kt_probe_stats __percpu *stats;
+};
+
+/* probe_desc.c */
+struct kt_probe *kt_probe_from_desc(void *desc, u32 size);
+void kt_probe_free(struct kt_probe *p);
+
+/* probe_fetch.c: the handler side.  'regs' may be NULL (tracepoints). */
+struct kt_fetch_ctx {
+	struct pt_regs *regs;
+	const unsigned long *args;	/* KTRACK_FETCH_MAX_ARG values */
+	unsigned long retval;
+	u64 duration;
+	bool exit;
+};
+
+void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
+		   u64 ip, u64 parent_ip);
+void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs);
+u64 kt_probe_now(void);
+int kt_fetch_init(void);
+void kt_fetch_exit(void);
+
+/* probe_kprobe.c */
+int kt_kprobe_arm(struct kt_probe *p);
+void kt_kprobe_disarm(struct kt_probe *p);
+u64 kt_kprobe_missed(struct kt_probe *p);
+
+/* probe_fprobe.c */
+int kt_fprobe_arm(struct kt_probe *p);
+void kt_fprobe_disarm(struct kt_probe *p);
+u64 kt_fprobe_missed(struct kt_probe *p);
+
+/* probe_tp.c */
+int kt_tp_arm(struct kt_probe *p);
+void kt_tp_disarm(struct kt_probe *p);
+
+#endif /* _KTRACK_PROBE_INTERNAL_H */

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe_kprobe.c - attach with kprobes and kretprobes: p probes (one
+ * kprobe), r probes (one kretprobe), and f probes where the kernel has no
+ * fprobe (a kprobe per function for entries - placed on the ftrace call
+ * site by KPROBES_ON_FTRACE - and a kretprobe per function for exits).
+ */
+#include <linux/kprobes.h>
+#include <linux/slab.h>
+
+#include "compat_probe.h"
+#include "probe_internal.h"
+
+static notrace int kt_kp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kt_func *fn = container_of(kp, struct kt_func, kp);
+	struct kt_probe *p = fn->probe;
+	unsigned long args[KTRACK_FETCH_MAX_ARG];
+	struct kt_fetch_ctx ctx = { .regs = regs, .args = args };
+	u64 parent = 0;
+	unsigned int i;
+
+	for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
+		args[i] = regs_get_kernel_argument(regs, i);
+	/* at a function's first byte the return address is on top of stack */
+	if (!p->offset)
+		parent = regs_get_kernel_stack_nth(regs, 0);
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, (unsigned long)kp->addr, parent);
+	return 0;
+}
+NOKPROBE_SYMBOL(kt_kp_pre);
+
+static notrace int kt_rp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct kt_func *fn = container_of(rp, struct kt_func, rp);
+	struct kt_probe *p = fn->probe;
+	struct kt_entry_data *d = (struct kt_entry_data *)ri->data;
+
+	kt_entry_save(d, regs);
+	/* f probes on both edges: the entry record comes from here */
+	if (p->kind == KTRACK_PROBE_FUNCS && (p->flags & KTRACK_PROBE_F_ENTRY)) {
+		struct kt_fetch_ctx ctx = { .regs = regs, .args = d->args };
+
+		kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, (unsigned long)rp->kp.addr,
+			      regs_get_kernel_stack_nth(regs, 0));
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(kt_rp_entry);
+
+static notrace int kt_rp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct kt_func *fn = container_of(rp, struct kt_func, rp);
+	struct kt_entry_data *d = (struct kt_entry_data *)ri->data;
+	struct kt_fetch_ctx ctx = {
+		.regs = regs,
+		.args = d->args,
+		.retval = regs_return_value(regs),
+		.duration = kt_probe_now() - d->ts,
+		.exit = true,
+	};
+
+	kt_probe_emit(fn->probe, &ctx, KTRACK_PROBE_EV_EXIT, (unsigned long)rp->kp.addr,
+		      kt_kretprobe_retaddr(ri));
+	return 0;
+}
+NOKPROBE_SYMBOL(kt_rp_ret);
+
+/* Map kprobe registration errors to what the user should be told. */
+static int kt_kprobe_errno(int ret)
+{
+	switch (ret) {
+	case -ENOENT:		/* no such symbol */
+	case -EADDRNOTAVAIL:
+	case -EPERM:
+	case -ENOMEM:
+		return ret;
+	case -EEXIST:
+	case -EBUSY:
+		return -EBUSY;
+	default:		/* -EINVAL, -EILSEQ: blacklisted, notrace, mid-insn */
+		return -EOPNOTSUPP;
+	}
+}
+
+int kt_kprobe_arm(struct kt_probe *p)
+{
+	bool entry = p->kind == KTRACK_PROBE_KPROBE ||
+		     (p->kind == KTRACK_PROBE_FUNCS && p->flags == KTRACK_PROBE_F_ENTRY);
+	char *names = NULL;
+	u32 i;
+	int ret;
+
+	p->funcs = kcalloc(p->nr_funcs, sizeof(*p->funcs), GFP_KERNEL);
+	if (entry)
+		p->kps = kcalloc(p->nr_funcs, sizeof(*p->kps), GFP_KERNEL);
+	else
+		p->rps = kcalloc(p->nr_funcs, sizeof(*p->rps), GFP_KERNEL);
+	/* "MOD:SYM" for kallsyms when a module is named */
+	if (p->module[0] && p->kind != KTRACK_PROBE_FUNCS)
+		names = kasprintf(GFP_KERNEL, "%s:%s", p->module, p->symbol);
+	if (!p->funcs || (entry ? !p->kps : !p->rps) || (p->module[0] && !names &&
+							  p->kind != KTRACK_PROBE_FUNCS)) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (i = 0; i < p->nr_funcs; i++) {
+		struct kt_func *fn = &p->funcs[i];
+		struct kprobe *kp = entry ? &fn->kp : &fn->rp.kp;
+
+		fn->probe = p;
+		if (p->kind == KTRACK_PROBE_FUNCS)
+			fn->name = p->func_names[i];
+		else if (p->symbol[0])
+			fn->name = names ? names : p->symbol;
+		if (fn->name)
+			kp->symbol_name = fn->name;
+		else
+			kp->addr = (kprobe_opcode_t *)(unsigned long)p->addr;
+		kp->offset = p->offset;
+		if (entry) {
+			fn->kp.pre_handler = kt_kp_pre;
+			p->kps[i] = &fn->kp;
+		} else {
+			fn->rp.entry_handler = kt_rp_entry;
+			fn->rp.handler = kt_rp_ret;
+			fn->rp.data_size = sizeof(struct kt_entry_data);
+			fn->rp.maxactive = p->maxactive;
+			p->rps[i] = &fn->rp;
+		}
+	}
+	ret = entry ? register_kprobes(p->kps, p->nr_funcs) :
+		      register_kretprobes(p->rps, p->nr_funcs);
+	if (ret)
+		goto err;
+	if (entry)
+		p->nr_kps = p->nr_funcs;
+	else
+		p->nr_rps = p->nr_funcs;
+	/* the name string stays referenced by the kprobes until disarm */
+	return 0;
+err:
+	kfree(names);
+	kfree(p->funcs);
+	kfree(p->kps);
+	kfree(p->rps);
+	p->funcs = NULL;
+	p->kps = NULL;
+	p->rps = NULL;
+	return kt_kprobe_errno(ret);
+}
+
+void kt_kprobe_disarm(struct kt_probe *p)
+{
+	char *names = NULL;
+
+	if (p->nr_kps)
+		unregister_kprobes(p->kps, p->nr_kps);
+	if (p->nr_rps)
+		unregister_kretprobes(p->rps, p->nr_rps);
+	if (p->funcs && p->module[0] && p->kind != KTRACK_PROBE_FUNCS)
+		names = (char *)p->funcs[0].name;
+	kfree(names);
+	p->nr_kps = 0;
+	p->nr_rps = 0;
+	kfree(p->funcs);
+	kfree(p->kps);
+	kfree(p->rps);
+	p->funcs = NULL;
+	p->kps = NULL;
+	p->rps = NULL;
+}
+
+u64 kt_kprobe_missed(struct kt_probe *p)
+{
+	u64 n = 0;
+	u32 i;
+
+	for (i = 0; i < p->nr_kps; i++)
+		n += p->kps[i]->nmissed;
+	for (i = 0; i < p->nr_rps; i++)
+		n += p->rps[i]->nmissed + p->rps[i]->kp.nmissed;
+	return n;
+}

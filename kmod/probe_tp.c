@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe_tp.c - t probes: attach to an existing static tracepoint of the
+ * core kernel and record its raw arguments ($arg1..$arg6).
+ *
+ * Tracepoint probes are called as probe(data, arg1, ..., argN) with N fixed
+ * by the event's TP_PROTO.  This handler takes the maximum count of
+ * register-passed arguments: on x86-64 those are the argument registers, so
+ * a tracepoint with fewer arguments leaves the extra ones as whatever the
+ * registers hold (never memory we would read).  Userspace names the
+ * arguments it uses.
+ */
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "probe_internal.h"
+
+static notrace void kt_tp_handler(void *data, unsigned long a1, unsigned long a2,
+				  unsigned long a3, unsigned long a4, unsigned long a5)
+{
+	struct kt_probe *p = data;
+	unsigned long args[KTRACK_FETCH_MAX_ARG] = { a1, a2, a3, a4, a5, 0 };
+	struct kt_fetch_ctx ctx = { .args = args };
+
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, (unsigned long)p->tp, _RET_IP_);
+}
+NOKPROBE_SYMBOL(kt_tp_handler);
+
+struct kt_tp_find {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void kt_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct kt_tp_find *f = priv;
+
+	if (!strcmp(tp->name, f->name))
+		f->tp = tp;
+}
+
+int kt_tp_arm(struct kt_probe *p)
+{
+	struct kt_tp_find f = { .name = p->symbol };
+	int ret;
+
+	for_each_kernel_tracepoint(kt_tp_match, &f);
+	if (!f.tp)
+		return -ENOENT;
+	ret = tracepoint_probe_register(f.tp, (void *)kt_tp_handler, p);
+	if (ret)
+		return ret == -EEXIST ? -EBUSY : ret;
+	p->tp = f.tp;
+	return 0;
+}
+
+void kt_tp_disarm(struct kt_probe *p)
+{
+	if (!p->tp)
+		return;
+	tracepoint_probe_unregister(p->tp, (void *)kt_tp_handler, p);
+	/* no handler may still be running when the probe is freed */
+	tracepoint_synchronize_unregister();
+	p->tp = NULL;
+}

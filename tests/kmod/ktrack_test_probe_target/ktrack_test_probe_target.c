@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktrack_test_probe_target - noinline functions with known arguments for
+ * the probe tests.  Commands written to /proc/ktrack_test_probe:
+ *   "call N"      call every target N times with the fixed values below
+ *   "ustr TEXT"   call ktrack_tpt_string() with TEXT in user memory
+ *   "sleep MS"    call ktrack_tpt_sleep(MS)
+ *   "block"       enter ktrack_tpt_block() and wait for "release"
+ *   "release"     let every blocked caller return
+ * Reading the file gives "inside N" (callers blocked right now).
+ */
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <linux/proc_fs.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+struct ktrack_tpt_inner {
+	u64 magic;
+	const char *str;
+};
+
+struct ktrack_tpt_outer {
+	int id;
+	struct ktrack_tpt_inner *in;
+	char name[16];
+	const char *label;
+	u32 arr[4];
+};
+
+/* Exported (not static) so that GCC keeps their signatures intact. */
+int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f);
+long ktrack_tpt_struct(struct ktrack_tpt_outer *o);
+int ktrack_tpt_string(const char *s, const char __user *us);
+int ktrack_tpt_ptr(void *bad);
+int ktrack_tpt_sleep(unsigned int ms);
+int ktrack_tpt_block(void);
+int ktrack_tpt_glob_one(int x);
+int ktrack_tpt_glob_two(int x);
+int ktrack_tpt_glob_three(int x);
+int ktrack_tpt_glob_four(int x);
+
+/* Read by @SYM fetches. */
+u32 ktrack_tpt_global = 0x5a5a1234;
+EXPORT_SYMBOL_GPL(ktrack_tpt_global);
+
+static struct ktrack_tpt_inner tpt_inner = {
+	.magic = 0x1122334455667788ULL,
+	.str = "inner-string",
+};
+
+static struct ktrack_tpt_outer tpt_outer = {
+	.id = 42,
+	.in = &tpt_inner,
+	.name = "outer-name",
+	.label = "label-text",
+	.arr = { 1, 2, 3, 4 },
+};
+
+static atomic_t tpt_inside = ATOMIC_INIT(0);
+static bool tpt_released;
+static DECLARE_WAIT_QUEUE_HEAD(tpt_wq);
+
+/* Compiler barrier on the arguments so that none is optimised away. */
+#define TPT_USE(x) asm volatile("" : : "r"(x) : "memory")
+
+noinline int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f)
+{
+	TPT_USE(b);
+	TPT_USE(e);
+	return a + c + d + f;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_add);
+
+noinline long ktrack_tpt_struct(struct ktrack_tpt_outer *o)
+{
+	TPT_USE(o);
+	return o->id / 6;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_struct);
+
+noinline int ktrack_tpt_string(const char *s, const char __user *us)
+{
+	TPT_USE(s);
+	TPT_USE(us);
+	return strlen(s);
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_string);
+
+/* Reads through a bad pointer must record a fault marker, not oops. */
+noinline int ktrack_tpt_ptr(void *bad)
+{
+	TPT_USE(bad);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_ptr);
+
+noinline int ktrack_tpt_sleep(unsigned int ms)
+{
+	msleep(ms);
+	return ms;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_sleep);
+
+noinline int ktrack_tpt_block(void)
+{
+	atomic_inc(&tpt_inside);
+	wait_event(tpt_wq, READ_ONCE(tpt_released));
+	atomic_dec(&tpt_inside);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_block);
+
+/* Glob targets: "ktrack_tpt_glob_*" names exactly these four. */
+noinline int ktrack_tpt_glob_one(int x)
+{
+	TPT_USE(x);
+	return x + 1;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_glob_one);
+
+noinline int ktrack_tpt_glob_two(int x)
+{
+	TPT_USE(x);
+	return x + 2;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_glob_two);
+
+noinline int ktrack_tpt_glob_three(int x)
+{
+	TPT_USE(x);
+	return x + 3;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_glob_three);
+
+noinline int ktrack_tpt_glob_four(int x)
+{
+	TPT_USE(x);
+	return x + 4;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_glob_four);
+
+static void tpt_call_all(void)
+{
+	ktrack_tpt_add(-5, 0x123456789abcL, 200, -1234, 0xdeadbeefcafef00dULL, -7);
+	ktrack_tpt_struct(&tpt_outer);
+	ktrack_tpt_string("hello kernel", NULL);
+	ktrack_tpt_ptr((void *)16);
+	ktrack_tpt_glob_one(10);
+	ktrack_tpt_glob_two(20);
+	ktrack_tpt_glob_three(30);
+	ktrack_tpt_glob_four(40);
+}
+
+static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len, loff_t *off)
+{
+	char cmd[64];
+	size_t n = min(len, sizeof(cmd) - 1);
+	unsigned int v;
+
+	if (copy_from_user(cmd, ubuf, n))
+		return -EFAULT;
+	cmd[n] = '\0';
+	if (sscanf(cmd, "call %u", &v) == 1) {
+		while (v--)
+			tpt_call_all();
+	} else if (!strncmp(cmd, "ustr ", 5)) {
+		ktrack_tpt_string("hello kernel", ubuf + 5);
+	} else if (sscanf(cmd, "sleep %u", &v) == 1) {
+		ktrack_tpt_sleep(v);
+	} else if (!strncmp(cmd, "block", 5)) {
+		ktrack_tpt_block();
+	} else if (!strncmp(cmd, "release", 7)) {
+		WRITE_ONCE(tpt_released, true);
+		wake_up_all(&tpt_wq);
+	} else if (!strncmp(cmd, "rearm", 5)) {
+		WRITE_ONCE(tpt_released, false);
+	} else {
+		return -EINVAL;
+	}
+	return len;
+}
+
+static ssize_t tpt_read(struct file *file, char __user *ubuf, size_t len, loff_t *off)
+{
+	char buf[32];
+	int n = scnprintf(buf, sizeof(buf), "inside %d\n", atomic_read(&tpt_inside));
+
+	return simple_read_from_buffer(ubuf, len, off, buf, n);
+}
+
+static const struct proc_ops tpt_ops = {
+	.proc_write = tpt_write,
+	.proc_read = tpt_read,
+	.proc_lseek = default_llseek,
+};
+
+static int __init tpt_init(void)
+{
+	return proc_create("ktrack_test_probe", 0600, NULL, &tpt_ops) ? 0 : -ENOMEM;
+}
+
+static void __exit tpt_exit(void)
+{
+	remove_proc_entry("ktrack_test_probe", NULL);
+}
+
+module_init(tpt_init);
+module_exit(tpt_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("ktrack test: probe targets with known arguments");
