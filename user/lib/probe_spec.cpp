@@ -347,11 +347,16 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   if (c == '$') {
     std::string v = s.substr(1);
     if (v.rfind("arg", 0) == 0) {
-      auto n = parse_uint(v.substr(3));
+      size_t member = v.find_first_of("-.");
+      auto n = parse_uint(v.substr(3, member == std::string::npos ? std::string::npos : member - 3));
       if (!n || *n < 1 || *n > KTRACK_FETCH_MAX_ARG)
         err(pos, fmt::format("function arguments are $arg1..$arg{}", KTRACK_FETCH_MAX_ARG));
       a.src = KTRACK_FETCH_SRC_ARG;
       a.param = (int64_t)*n;
+      if (member != std::string::npos) {  // $argN->member: a BTF expression
+        if (v.compare(member, 2, "->") != 0) err(pos + 1 + member, "use -> to reach a member of an argument");
+        a.btf_expr = s;
+      }
       return;
     }
     if (v.rfind("stack", 0) == 0) {
@@ -547,7 +552,10 @@ ProbeSpec parse_probe_spec(const std::string &text) {
     if (!std::isprint((unsigned char)text[i]) && !std::isspace((unsigned char)text[i]))
       fail(text, i, "non-printable character");
   Parser(spec.text, spec).run();
-  if (!spec.filter.empty()) compile_filter(spec);
+  bool btf = std::any_of(spec.args.begin(), spec.args.end(),
+                         [](const FetchArg &a) { return a.all_args || !a.btf_expr.empty(); });
+  // with BTF names the field types are known only after resolution
+  if (!spec.filter.empty() && !btf) compile_filter(spec);
   return spec;
 }
 
