@@ -140,16 +140,18 @@ class FilterParser {
     FilterInsn fi;
     fi.insn.op = KTRACK_FLT_CMP;
     bool is_str = false, is_signed = false;
-    if (field.text == "pid" || field.text == "tgid" || field.text == "cpu" || field.text == "comm") {
+    size_t k = 0;
+    for (; k < s_.args.size(); k++)
+      if (s_.args[k].name == field.text) break;
+    // fetched arguments first; pid, tgid, cpu, comm name the current task
+    if (k == s_.args.size() &&
+        (field.text == "pid" || field.text == "tgid" || field.text == "cpu" || field.text == "comm")) {
       fi.insn.field_kind = field.text == "pid"    ? KTRACK_FLD_PID
                            : field.text == "tgid" ? KTRACK_FLD_TGID
                            : field.text == "cpu"  ? KTRACK_FLD_CPU
                                                   : KTRACK_FLD_COMM;
       is_str = field.text == "comm";
     } else {
-      size_t k = 0;
-      for (; k < s_.args.size(); k++)
-        if (s_.args[k].name == field.text) break;
       if (k == s_.args.size())
         err(field.pos, fmt::format("unknown field '{}': use an argument name, pid, tgid, comm or cpu", field.text));
       const FetchArg &a = s_.args[k];

@@ -512,9 +512,6 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
     if (!is_ident(name)) err(base, "argument name must be a C identifier");
     if (name.size() >= KTRACK_FETCH_NAME_MAX)
       err(base, fmt::format("argument name is too long (max {} characters)", KTRACK_FETCH_NAME_MAX - 1));
-    static const char *reserved[] = {"pid", "tgid", "comm", "cpu"};
-    for (const char *r : reserved)
-      if (name == r) err(base, fmt::format("'{}' is reserved for filters: choose another name", name));
     a.name = name;
     s = s.substr(eq + 1);
     base += eq + 1;

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Dynamic probes, end to end: specs compiled by ktrackctl, added on a
+ * session fd, records read back from /dev/ktrack.  Every fetch form and
+ * type returns the exact values the target module passes; $retval and
+ * $duration are right; filters pass exactly the expected hits; hits equal
+ * calls; faulting reads record the marker.
+ */
+#include "kselftest_harness.h"
+#include "probe_common.h"
+
+#define BUFSZ (1 << 20)
+
+FIXTURE(probe) {
+	int fd;
+	char *buf;
+};
+
+FIXTURE_SETUP(probe)
+{
+	ASSERT_EQ(0, pt_load_all());
+	self->fd = pt_session();
+	ASSERT_LE(0, self->fd);
+	self->buf = malloc(BUFSZ);
+	ASSERT_NE(NULL, self->buf);
+	pt_drain(self->fd, self->buf, BUFSZ);
+}
+
+FIXTURE_TEARDOWN(probe)
+{
+	close(self->fd);
+	free(self->buf);
+	pt_unload_all();
+}
+
+static void pt_calls(struct __test_metadata *_metadata, int n)
+{
+	char cmd[32];
+
+	snprintf(cmd, sizeof(cmd), "call %d", n);
+	ASSERT_EQ(0, pt_cmd(cmd, 0));
+}
+
+TEST_F(probe, args_and_types_exact)
+{
+	int id = pt_add(self->fd, "p:add ktrack_tpt_add a=$arg1:s32 b=$arg2:x64 c=$arg3:u8 d=$arg4:s16 "
+			"e=$arg5:x64 f=$arg6:s8 comm=$comm cpu=$cpu", NULL);
+	struct ktrack_probe_info info;
+	struct ktrack_rec_probe *r;
+	struct ktrack_rec_hdr *h;
+	size_t len, pos = 0;
+	int n = 0;
+
+	ASSERT_LT(0, id);
+	pt_calls(_metadata, 3);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	while ((r = pt_next(self->buf, len, &pos, id, &h))) {
+		int32_t a; uint64_t b, e; uint8_t c; int16_t d; int8_t f; uint32_t cpu;
+
+		memcpy(&a, r->data + 0, 4);
+		memcpy(&b, r->data + 8, 8);
+		memcpy(&c, r->data + 16, 1);
+		memcpy(&d, r->data + 18, 2);
+		memcpy(&e, r->data + 24, 8);
+		memcpy(&f, r->data + 32, 1);
+		memcpy(&cpu, r->data + 40, 4);
+		EXPECT_EQ(KTRACK_PROBE_EV_ENTRY, r->event);
+		EXPECT_EQ(-5, a);
+		EXPECT_EQ(0x123456789abcULL, b);
+		EXPECT_EQ(200, c);
+		EXPECT_EQ(-1234, d);
+		EXPECT_EQ(0xdeadbeefcafef00dULL, e);
+		EXPECT_EQ(-7, f);
+		EXPECT_STREQ("probe_fetch", pt_str(r, 36));
+		EXPECT_EQ(h->cpu, cpu);
+		EXPECT_EQ(0, r->fault_mask);
+		EXPECT_EQ(pt_kallsyms("ktrack_tpt_add"), r->ip);
+		EXPECT_EQ(getpid(), (pid_t)h->pid);
+		n++;
+	}
+	EXPECT_EQ(3, n);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(3, info.hits);
+	EXPECT_EQ(0, info.misses);
+	EXPECT_EQ(KTRACK_MECH_KPROBE, info.mechanism);
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+}
+
+TEST_F(probe, nested_derefs_strings_arrays_symbols)
+{
+	int id = pt_add(self->fd, "p:st ktrack_tpt_struct id=+0($arg1):s32 magic=+0(+8($arg1)):x64 "
+			"istr=+0(+8(+8($arg1))):string name=+16($arg1):string label=+0(+32($arg1)):string "
+			"arr=+40($arg1):u32[4] g=@ktrack_tpt_global:u32", NULL);
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	uint32_t arr[4], g;
+	int32_t idv;
+	uint64_t magic;
+
+	ASSERT_LT(0, id);
+	pt_calls(_metadata, 1);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	r = pt_next(self->buf, len, &pos, id, NULL);
+	ASSERT_NE(NULL, r);
+	memcpy(&idv, r->data, 4);
+	memcpy(&magic, r->data + 8, 8);
+	memcpy(arr, r->data + 28, 16);
+	memcpy(&g, r->data + 44, 4);
+	EXPECT_EQ(42, idv);
+	EXPECT_EQ(0x1122334455667788ULL, magic);
+	EXPECT_STREQ("inner-string", pt_str(r, 16));
+	EXPECT_STREQ("outer-name", pt_str(r, 20));
+	EXPECT_STREQ("label-text", pt_str(r, 24));
+	EXPECT_EQ(1, arr[0]);
+	EXPECT_EQ(2, arr[1]);
+	EXPECT_EQ(3, arr[2]);
+	EXPECT_EQ(4, arr[3]);
+	EXPECT_EQ(0x5a5a1234, g);
+	EXPECT_EQ(0, r->fault_mask);
+}
+
+TEST_F(probe, kernel_and_user_strings)
+{
+	int id = pt_add(self->fd, "p:s ktrack_tpt_string s=$arg1:string us=$arg2:ustring", NULL);
+	static const char cmd[] = "ustr hello-user";
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, pt_cmd(cmd, sizeof(cmd)));	/* NUL included */
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	r = pt_next(self->buf, len, &pos, id, NULL);
+	ASSERT_NE(NULL, r);
+	EXPECT_STREQ("hello kernel", pt_str(r, 0));
+	EXPECT_STREQ("hello-user", pt_str(r, 4));
+	EXPECT_EQ(0, r->fault_mask);
+}
+
+TEST_F(probe, faulting_reads_record_the_marker)
+{
+	int id = pt_add(self->fd, "p:f ktrack_tpt_ptr v=+0($arg1):u64 s=+0($arg1):string "
+			"deep=+8(+0($arg1)):u32 ok=$arg1", NULL);
+	struct ktrack_probe_info info;
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	uint64_t v, ok;
+	uint32_t deep, loc;
+
+	ASSERT_LT(0, id);
+	pt_calls(_metadata, 2);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	r = pt_next(self->buf, len, &pos, id, NULL);
+	ASSERT_NE(NULL, r);
+	memcpy(&v, r->data, 8);
+	memcpy(&loc, r->data + 8, 4);
+	memcpy(&deep, r->data + 12, 4);
+	memcpy(&ok, r->data + 16, 8);
+	EXPECT_EQ(0x7, r->fault_mask);
+	EXPECT_EQ(0xffffffffffffffffULL, v);
+	EXPECT_EQ(0, loc & 0xffff);
+	EXPECT_EQ(0xffffffffU, deep);
+	EXPECT_EQ(16, ok);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(2, info.hits);
+	EXPECT_EQ(6, info.faults);
+}
+
+TEST_F(probe, retval_duration_and_args_at_exit)
+{
+	int id = pt_add(self->fd, "r:rs ktrack_tpt_sleep ret=$retval:s32 dur=$duration ms=$arg1:u32", NULL);
+	int id2 = pt_add(self->fd, "r:ra ktrack_tpt_add a=$arg1:s32 ret=$retval:s32", NULL);
+	struct ktrack_probe_info info;
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	int32_t ret, a;
+	uint64_t dur;
+	uint32_t ms;
+
+	ASSERT_LT(0, id);
+	ASSERT_LT(0, id2);
+	ASSERT_EQ(0, pt_cmd("sleep 30", 0));
+	pt_calls(_metadata, 1);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	r = pt_next(self->buf, len, &pos, id, NULL);
+	ASSERT_NE(NULL, r);
+	memcpy(&ret, r->data, 4);
+	memcpy(&dur, r->data + 8, 8);
+	memcpy(&ms, r->data + 16, 4);
+	EXPECT_EQ(KTRACK_PROBE_EV_EXIT, r->event);
+	EXPECT_EQ(30, ret);
+	EXPECT_EQ(30, ms);
+	/* msleep(30) sleeps at least 30 ms; an entry-to-exit time below that is wrong */
+	EXPECT_LE(30000000ULL, dur);
+	EXPECT_GT(30ULL * 1000000000ULL, dur);
+	EXPECT_NE(0, r->parent_ip);
+	pos = 0;
+	r = pt_next(self->buf, len, &pos, id2, NULL);
+	ASSERT_NE(NULL, r);
+	memcpy(&a, r->data, 4);
+	memcpy(&ret, r->data + 4, 4);
+	EXPECT_EQ(-5, a);
+	EXPECT_EQ(-5 + 200 - 1234 - 7, ret);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_MECH_KRETPROBE, info.mechanism);
+	EXPECT_EQ(1, info.hits);
+}
+
+TEST_F(probe, filter_passes_exactly_the_expected_hits)
+{
+	int id = pt_add(self->fd, "p:fl ktrack_tpt_sleep ms=$arg1:u32 if ms >= 5 && ms != 7", NULL);
+	int idc = pt_add(self->fd, "p:cf ktrack_tpt_glob_one x=$arg1:s32 if comm ~ \"probe_f*\" && x == 10",
+			 NULL);
+	int idn = pt_add(self->fd, "p:cn ktrack_tpt_glob_two x=$arg1 if comm == \"nomatch\" || x < 0", NULL);
+	struct ktrack_probe_info info;
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	char cmd[32];
+	int i, seen = 0;
+
+	ASSERT_LT(0, id);
+	ASSERT_LT(0, idc);
+	ASSERT_LT(0, idn);
+	for (i = 1; i <= 10; i++) {
+		snprintf(cmd, sizeof(cmd), "sleep %d", i);
+		ASSERT_EQ(0, pt_cmd(cmd, 0));
+	}
+	pt_calls(_metadata, 4);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	while ((r = pt_next(self->buf, len, &pos, id, NULL))) {
+		uint32_t ms;
+
+		memcpy(&ms, r->data, 4);
+		EXPECT_TRUE(ms >= 5 && ms != 7);
+		seen++;
+	}
+	EXPECT_EQ(5, seen);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(10, info.hits);
+	EXPECT_EQ(5, info.filtered);
+	EXPECT_EQ(4, pt_count(self->buf, len, idc, 0));
+	EXPECT_EQ(0, pt_count(self->buf, len, idn, 0));
+	ASSERT_EQ(0, pt_info(self->fd, idn, &info));
+	EXPECT_EQ(4, info.hits);
+	EXPECT_EQ(4, info.filtered);
+}
+
+TEST_F(probe, hit_limit_stack_registers_and_symbols)
+{
+	int idl = pt_add(self->fd, "p:hl ktrack_tpt_glob_two", "--limit 2");
+	int ids = pt_add(self->fd, "p:sk ktrack_tpt_glob_three", "--stack 8");
+	int idr = pt_add(self->fd, "p:rg ktrack_tpt_glob_four x=%di:s32 ra=$stack0:symbol", NULL);
+	struct ktrack_probe_info info;
+	struct ktrack_rec_probe *r;
+	struct ktrack_rec_hdr *h;
+	size_t len, pos = 0;
+	int stacks = 0;
+
+	ASSERT_LT(0, idl);
+	ASSERT_LT(0, ids);
+	ASSERT_LT(0, idr);
+	pt_calls(_metadata, 5);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(2, pt_count(self->buf, len, idl, 0));
+	ASSERT_EQ(0, pt_info(self->fd, idl, &info));
+	EXPECT_EQ(5, info.hits);
+	EXPECT_EQ(3, info.dropped);
+	/* every hit of 'sk' is followed by its stack record */
+	while (pos + sizeof(*h) <= len) {
+		h = (struct ktrack_rec_hdr *)(self->buf + pos);
+		if (h->type == KTRACK_REC_STACK) {
+			struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)(h + 1);
+
+			EXPECT_EQ(ids, st->probe_id);
+			EXPECT_LT(0, st->nr);
+			EXPECT_GE(8, st->nr);
+			stacks++;
+		}
+		pos += h->len;
+	}
+	EXPECT_EQ(5, stacks);
+	pos = 0;
+	r = pt_next(self->buf, len, &pos, idr, NULL);
+	ASSERT_NE(NULL, r);
+	{
+		int32_t x;
+		uint64_t ra;
+
+		memcpy(&x, r->data, 4);
+		memcpy(&ra, r->data + 8, 8);
+		EXPECT_EQ(40, x);
+		EXPECT_EQ(ra, r->parent_ip);
+		EXPECT_NE(0, ra);
+	}
+}
+
+TEST_F(probe, delete_stops_hits_and_close_detaches)
+{
+	int id = pt_add(self->fd, "p:d ktrack_tpt_glob_one", NULL);
+	struct ktrack_probe_del del = { .size = sizeof(del) };
+	struct ktrack_probe_info info;
+	int fd2;
+
+	ASSERT_LT(0, id);
+	strcpy(del.name, "d");
+	EXPECT_EQ(-EEXIST, pt_add(self->fd, "p:d ktrack_tpt_glob_two", NULL));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	EXPECT_EQ(-ENOENT, pt_info(self->fd, id, &info));
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	EXPECT_EQ(ENOENT, errno);
+	/* another session's probes are separate and go away with its fd */
+	fd2 = pt_session();
+	ASSERT_LE(0, fd2);
+	ASSERT_LT(0, pt_add(fd2, "p:d ktrack_tpt_glob_one", NULL));
+	close(fd2);
+	pt_calls(_metadata, 1);
+	/* the target module unloads cleanly: nothing is attached any more */
+	EXPECT_EQ(0, kt_rmmod(PT_MODULE));
+}
+
+TEST_HARNESS_MAIN
