@@ -1,9 +1,12 @@
 // ktrackctl probe add | list | del | compile: dynamic probes of a session.
 #include <fmt/core.h>
 
+#include <cctype>
+#include <cstring>
 #include <fstream>
 
 #include "command.hpp"
+#include "ktrack/capture.hpp"
 #include "ktrack/error.hpp"
 #include "ktrack/probe_client.hpp"
 #include "ktrack/probe_spec.hpp"
@@ -24,7 +27,8 @@ struct AddOptions {
 };
 
 const Command probe_cmd(30, [](CLI::App &app) {
-  auto *probe = app.add_subcommand("probe", "Add, list and delete dynamic probes (kprobe, kretprobe, fprobe, tracepoint)");
+  auto *probe = app.add_subcommand(
+      "probe", "Add, list and delete dynamic probes (kprobe, kretprobe, fprobe, tracepoint)");
   probe->require_subcommand(1);
   probe->footer(
       "SPEC (close to ftrace's kprobe_events):\n"
@@ -47,7 +51,8 @@ const Command probe_cmd(30, [](CLI::App &app) {
   auto add_opts = std::make_shared<AddOptions>();
   auto *add = probe->add_subcommand("add", "Compile SPEC and attach it to a session");
   add->add_option("spec", add_opts->spec, "The probe spec (quote it)")->required();
-  add->add_option("-s,--session", add_opts->session, "Named session (default: 'default', created when missing)");
+  add->add_option("-s,--session", add_opts->session,
+                  "Named session (default: 'default', created when missing)");
   add->add_option("--stack", add_opts->stack, "Capture the kernel stack, this many frames (0..64)");
   add->add_option("--limit", add_opts->limit, "Stop recording after this many records");
   add->callback([add_opts] {
@@ -79,7 +84,8 @@ const Command probe_cmd(30, [](CLI::App &app) {
       if (p.nr_funcs > 1) target += fmt::format(" (+{} more)", p.nr_funcs - 1);
       fmt::print("{:<4} {:<20} {:<2} {:<26} {:<9} {:>10} {:>8} {:>10} {:>8} {:>7}  {}\n", p.id, p.name,
                  ktrack::probe_kind_name(p.kind), ktrack::mechanism_name(p.mechanism),
-                 ktrack::probe_state_name(p.state), p.hits, p.misses, p.filtered, p.dropped, p.faults, target);
+                 ktrack::probe_state_name(p.state), p.hits, p.misses, p.filtered, p.dropped, p.faults,
+                 target);
     }
   });
 
@@ -127,11 +133,50 @@ const Command probe_cmd(30, [](CLI::App &app) {
     for (const auto &a : c.spec.args) {
       std::string d;
       for (auto o : a.deref) d += fmt::format("{}{}", d.empty() ? "" : ",", o);
-      fmt::print("  {} src={} param={} deref=[{}] type={} size={} count={}\n", a.name, a.src, a.param, d, a.type,
-                 a.size, a.count);
+      fmt::print("  {} src={} param={} deref=[{}] type={} size={} count={}\n", a.name, a.src, a.param, d,
+                 a.type, a.size, a.count);
     }
     for (const auto &f : c.spec.funcs) fmt::print("  function {}\n", f);
   });
+});
+
+// trace/record SPEC...: the probe specs among the positional arguments are
+// compiled and attached to the capture's session before it starts (an
+// anonymous session detaches them when ktrackctl exits), and every probe's
+// schema is registered so its records decode with field names.
+bool looks_like_probe_spec(const std::string &s) {
+  if (s.size() < 3) return false;
+  size_t i = 1;
+  if (s[0] == 'r')
+    while (i < s.size() && std::isdigit((unsigned char)s[i])) i++;
+  if (!std::strchr("prft", s[0])) return false;
+  return i < s.size() && (s[i] == ' ' || s[i] == ':');
+}
+
+const ktrack::SessionSetupRegistration probe_setup({
+    "probes",
+    [](ktrack::Session &session, ktrack::SchemaRegistry &reg, std::vector<std::string> &specs) {
+      ktrack::ProbeClient pc(session.fd());
+      for (auto it = specs.begin(); it != specs.end();) {
+        if (!looks_like_probe_spec(*it)) {
+          ++it;
+          continue;
+        }
+        auto c = ktrack::compile_probe_for_system(*it);
+        auto r = pc.add(c.spec, c.blob);
+        reg.add(ktrack::probe_decoder_schema(r.id, ktrack::schema_from_desc(c.blob)));
+        fmt::print(stderr, "probe {} (id {}): {}, {}\n", c.spec.name, r.id,
+                   ktrack::mechanism_name(r.mechanism), ktrack::probe_state_name(r.state));
+        it = specs.erase(it);
+      }
+    },
+    [](ktrack::Session &session, ktrack::SchemaRegistry &reg) {
+      try {
+        ktrack::register_probe_schemas(session.fd(), reg);
+      } catch (const ktrack::SysError &) {
+        // a module without probe support: its records have no probe schemas
+      }
+    },
 });
 
 }  // namespace

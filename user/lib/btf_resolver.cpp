@@ -22,7 +22,8 @@ bool BtfResolver::needed(const ProbeSpec &spec) {
 void reject_btf_names(const ProbeSpec &spec, const std::string &why) {
   for (const auto &a : spec.args)
     if (a.all_args || !a.btf_expr.empty())
-      throw SpecError(spec.text, a.pos, fmt::format("BTF names need kernel BTF: {}; use $argN and +OFFS()", why));
+      throw SpecError(spec.text, a.pos,
+                      fmt::format("BTF names need kernel BTF: {}; use $argN and +OFFS()", why));
 }
 
 #ifndef KTRACK_HAVE_LIBBPF
@@ -79,8 +80,8 @@ bool is_char(const struct btf *b, uint32_t id) {
 }
 
 // Member 'name' of struct/union 'sid' (anonymous members searched too).
-bool find_member(const struct btf *b, uint32_t sid, const std::string &name, uint32_t &bit_off, uint32_t &type,
-                 bool &bitfield) {
+bool find_member(const struct btf *b, uint32_t sid, const std::string &name, uint32_t &bit_off,
+                 uint32_t &type, bool &bitfield) {
   const struct btf_type *t = btf__type_by_id(b, sid);
   if (!t || !btf_is_composite(t)) return false;
   const struct btf_member *m = btf_members(t);
@@ -151,7 +152,8 @@ void apply_type(const Ctx &c, FetchArg &a, uint32_t id, bool in_memory) {
     a.size = 8;
   } else if (btf_is_int(t)) {
     uint32_t sz = t->size;
-    if (sz != 1 && sz != 2 && sz != 4 && sz != 8) c.err(fmt::format("{} has an unsupported size", type_name(b, rid)));
+    if (sz != 1 && sz != 2 && sz != 4 && sz != 8)
+      c.err(fmt::format("{} has an unsupported size", type_name(b, rid)));
     a.size = (uint8_t)sz;
     bool sign = btf_int_encoding(t) & BTF_INT_SIGNED;
     a.type = sign ? KTRACK_FETCH_T_S : KTRACK_FETCH_T_U;
@@ -160,7 +162,8 @@ void apply_type(const Ctx &c, FetchArg &a, uint32_t id, bool in_memory) {
     a.size = (uint8_t)t->size;
     a.type = KTRACK_FETCH_T_S;
   } else if (btf_is_composite(t)) {
-    c.err(fmt::format("'{}' is a struct {}: name one of its members with -> or .", a.btf_expr, type_name(b, rid)));
+    c.err(fmt::format("'{}' is a struct {}: name one of its members with -> or .", a.btf_expr,
+                      type_name(b, rid)));
   } else {
     a.type = KTRACK_FETCH_T_X;
     a.size = 8;
@@ -194,7 +197,9 @@ Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
   }
   if (fn.empty()) throw SpecError(spec.text, pos, "BTF names need a function symbol, not an address");
   int id = btf__find_by_name_kind(b, fn.c_str(), BTF_KIND_FUNC);
-  if (id < 0) throw SpecError(spec.text, pos, fmt::format("no BTF for function {} (is it in a module without BTF?)", fn));
+  if (id < 0)
+    throw SpecError(spec.text, pos,
+                    fmt::format("no BTF for function {} (is it in a module without BTF?)", fn));
   const struct btf_type *f = btf__type_by_id(b, (uint32_t)id);
   p.proto = btf__type_by_id(b, f->type);
   return p;
@@ -227,7 +232,8 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
     }
   }
   if (idx < 0 || idx >= nparams || idx >= KTRACK_FETCH_MAX_ARG)
-    c.err(fmt::format("argument {} is not passed in a register (only the first {})", root, KTRACK_FETCH_MAX_ARG));
+    c.err(fmt::format("argument {} is not passed in a register (only the first {})", root,
+                      KTRACK_FETCH_MAX_ARG));
   a.src = KTRACK_FETCH_SRC_ARG;
   a.param = idx + 1;
   a.deref.clear();
@@ -243,17 +249,20 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
     const struct btf_type *t = btf__type_by_id(b, rid);
     uint32_t sid;
     if (arrow) {
-      if (!t || !btf_is_ptr(t)) c.err(fmt::format("'{}' is not a pointer: use '.' for '{}'", e.substr(0, st - 2), member));
+      if (!t || !btf_is_ptr(t))
+        c.err(fmt::format("'{}' is not a pointer: use '.' for '{}'", e.substr(0, st - 2), member));
       sid = strip(b, t->type);
     } else {
-      if (!in_memory) c.err(fmt::format("'{}' is a pointer or a register value: use '->'", e.substr(0, st - 1)));
+      if (!in_memory)
+        c.err(fmt::format("'{}' is a pointer or a register value: use '->'", e.substr(0, st - 1)));
       sid = rid;
     }
     uint32_t bit_off = 0, mtype = 0;
     bool bitfield = false;
     if (!find_member(b, sid, member, bit_off, mtype, bitfield))
       c.err(fmt::format("{} has no member '{}'", type_name(b, sid), member));
-    if (bitfield || bit_off % 8) c.err(fmt::format("'{}' is a bitfield: bitfields are not supported", member));
+    if (bitfield || bit_off % 8)
+      c.err(fmt::format("'{}' is a bitfield: bitfields are not supported", member));
     int32_t off = (int32_t)(bit_off / 8);
     if (arrow) {
       if (a.deref.size() >= KTRACK_FETCH_MAX_DEREF) c.err("the expression dereferences too deep (max 4)");

@@ -56,6 +56,7 @@ class FilterParser {
       i_++;
       return;
     }
+    if (c == '=') err(base_ + i_, "expected an operator: use == to compare");
     if (c == '!') {
       cur_.kind = Tok::kNot;
       i_++;
@@ -75,7 +76,8 @@ class FilterParser {
       return;
     }
     size_t st = i_;
-    while (i_ < f_.size() && !std::isspace((unsigned char)f_[i_]) && !std::strchr("()&|!=<>~\"'", f_[i_])) i_++;
+    while (i_ < f_.size() && !std::isspace((unsigned char)f_[i_]) && !std::strchr("()&|!=<>~\"'", f_[i_]))
+      i_++;
     if (i_ == st) err(base_ + i_, "unexpected character in the condition");
     cur_.text = f_.substr(st, i_ - st);
     cur_.kind = Tok::kWord;
@@ -153,7 +155,8 @@ class FilterParser {
       is_str = field.text == "comm";
     } else {
       if (k == s_.args.size())
-        err(field.pos, fmt::format("unknown field '{}': use an argument name, pid, tgid, comm or cpu", field.text));
+        err(field.pos,
+            fmt::format("unknown field '{}': use an argument name, pid, tgid, comm or cpu", field.text));
       const FetchArg &a = s_.args[k];
       if (a.count > 1) err(field.pos, "cannot filter on an array");
       fi.insn.field_kind = KTRACK_FLD_FETCH;
@@ -184,9 +187,10 @@ class FilterParser {
       if (val.text.size() > 255) err(val.pos, "string is too long (max 255)");
       fi.str = val.text;
     } else {
-      if (val.kind != Tok::kNum) err(val.pos, fmt::format("'{}' is a number: compare it with a number", field.text));
+      if (val.kind != Tok::kNum)
+        err(val.pos, fmt::format("'{}' is a number: compare it with a number", field.text));
       static const std::pair<const char *, uint8_t> ops[] = {
-          {"==", KTRACK_FLT_EQ}, {"!=", KTRACK_FLT_NE}, {"<", KTRACK_FLT_LT}, {"<=", KTRACK_FLT_LE},
+          {"==", KTRACK_FLT_EQ}, {"!=", KTRACK_FLT_NE}, {"<", KTRACK_FLT_LT},    {"<=", KTRACK_FLT_LE},
           {">", KTRACK_FLT_GT},  {">=", KTRACK_FLT_GE}, {"&", KTRACK_FLT_BITAND}};
       fi.insn.cmp = 0;
       for (const auto &[t, c] : ops)

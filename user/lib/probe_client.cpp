@@ -31,7 +31,8 @@ std::string target_of(const ProbeSpec &s) {
       return s.subsys.empty() ? s.event : s.subsys + "/" + s.event;
     default:
       if (s.symbol.empty()) return fmt::format("0x{:x}", s.addr);
-      return (s.module.empty() ? "" : s.module + ":") + s.symbol + (s.offset ? fmt::format("+{}", s.offset) : "");
+      return (s.module.empty() ? "" : s.module + ":") + s.symbol +
+             (s.offset ? fmt::format("+{}", s.offset) : "");
   }
 }
 
@@ -42,45 +43,57 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
   switch (err) {
     case ENOENT:
       return spec.kind == ProbeKind::kTracepoint
-                 ? fmt::format("cannot add probe '{}': no tracepoint {} in this kernel (see "
-                               "/sys/kernel/tracing/events)",
-                               spec.name, t)
-                 : fmt::format("cannot add probe '{}': symbol not found: {} (check /proc/kallsyms; for a module "
-                               "function write MOD:SYM and load the module)",
-                               spec.name, t);
+                 ? fmt::format(
+                       "cannot add probe '{}': no tracepoint {} in this kernel (see "
+                       "/sys/kernel/tracing/events)",
+                       spec.name, t)
+                 : fmt::format(
+                       "cannot add probe '{}': symbol not found: {} (check /proc/kallsyms; for a module "
+                       "function write MOD:SYM and load the module)",
+                       spec.name, t);
     case EADDRNOTAVAIL:
-      return fmt::format("cannot add probe '{}': {} is not unique: write MOD:SYM or probe by address", spec.name, t);
-    case EOPNOTSUPP:
-      return fmt::format("cannot add probe '{}': {} is not probeable (blacklisted for kprobes, notrace, or the "
-                         "offset is not on an instruction boundary)",
+      return fmt::format("cannot add probe '{}': {} is not unique: write MOD:SYM or probe by address",
                          spec.name, t);
+    case EOPNOTSUPP:
+      return fmt::format(
+          "cannot add probe '{}': {} is not probeable (blacklisted for kprobes, notrace, or the "
+          "offset is not on an instruction boundary)",
+          spec.name, t);
     case EEXIST:
-      return fmt::format("cannot add probe '{}': a probe with that name already exists in this session: "
-                         "delete it ('ktrackctl probe del {}') or choose another name with p:NAME",
-                         spec.name, spec.name);
+      return fmt::format(
+          "cannot add probe '{}': a probe with that name already exists in this session: "
+          "delete it ('ktrackctl probe del {}') or choose another name with p:NAME",
+          spec.name, spec.name);
     case EBUSY:
-      return fmt::format("cannot add probe '{}': {} is in use by another tracer that excludes this one", spec.name, t);
+      return fmt::format("cannot add probe '{}': {} is in use by another tracer that excludes this one",
+                         spec.name, t);
     case EPERM: {
       std::string mode = read_lockdown_mode();
       if (!mode.empty() && mode != "none")
-        return fmt::format("cannot add probe '{}': the kernel is locked down ({}), which forbids kprobes; boot "
-                           "without lockdown (or disable Secure Boot) to use dynamic probes",
-                           spec.name, mode);
-      return fmt::format("cannot add probe '{}': permission denied: this needs root (CAP_PERFMON or "
-                         "CAP_SYS_ADMIN), or the kernel is locked down against kprobes",
-                         spec.name);
+        return fmt::format(
+            "cannot add probe '{}': the kernel is locked down ({}), which forbids kprobes; boot "
+            "without lockdown (or disable Secure Boot) to use dynamic probes",
+            spec.name, mode);
+      return fmt::format(
+          "cannot add probe '{}': permission denied: this needs root (CAP_PERFMON or "
+          "CAP_SYS_ADMIN), or the kernel is locked down against kprobes",
+          spec.name);
     }
     case EACCES:
-      return fmt::format("cannot add probe '{}': missing privilege: run it as root (CAP_PERFMON or CAP_SYS_ADMIN)",
-                         spec.name);
+      return fmt::format(
+          "cannot add probe '{}': missing privilege: run it as root (CAP_PERFMON or CAP_SYS_ADMIN)",
+          spec.name);
     case ENOSPC:
-      return fmt::format("cannot add probe '{}': the session has too many probes: delete some first", spec.name);
-    case EINVAL:
-      return fmt::format("cannot add probe '{}': the kernel rejected its description (ktrackctl and ktrack.ko "
-                         "are out of sync? rebuild both)",
+      return fmt::format("cannot add probe '{}': the session has too many probes: delete some first",
                          spec.name);
+    case EINVAL:
+      return fmt::format(
+          "cannot add probe '{}': the kernel rejected its description (ktrackctl and ktrack.ko "
+          "are out of sync? rebuild both)",
+          spec.name);
     case E2BIG:
-      return fmt::format("cannot add probe '{}': the description is too large: use fewer functions", spec.name);
+      return fmt::format("cannot add probe '{}': the description is too large: use fewer functions",
+                         spec.name);
     case ENOTTY:
       return "cannot add a probe: the loaded ktrack module has no probe support: load the module built with "
              "this ktrackctl";
@@ -196,13 +209,22 @@ Schema probe_decoder_schema(uint32_t id, const ProbeSchema &ps) {
         t = FieldType::Symbol;
         break;
       case KTRACK_FETCH_T_S:
-        t = f.size == 1 ? FieldType::S8 : f.size == 2 ? FieldType::S16 : f.size == 4 ? FieldType::S32 : FieldType::S64;
+        t = f.size == 1   ? FieldType::S8
+            : f.size == 2 ? FieldType::S16
+            : f.size == 4 ? FieldType::S32
+                          : FieldType::S64;
         break;
       case KTRACK_FETCH_T_U:
-        t = f.size == 1 ? FieldType::U8 : f.size == 2 ? FieldType::U16 : f.size == 4 ? FieldType::U32 : FieldType::U64;
+        t = f.size == 1   ? FieldType::U8
+            : f.size == 2 ? FieldType::U16
+            : f.size == 4 ? FieldType::U32
+                          : FieldType::U64;
         break;
       default:
-        t = f.size == 1 ? FieldType::X8 : f.size == 2 ? FieldType::X16 : f.size == 4 ? FieldType::X32 : FieldType::X64;
+        t = f.size == 1   ? FieldType::X8
+            : f.size == 2 ? FieldType::X16
+            : f.size == 4 ? FieldType::X32
+                          : FieldType::X64;
         break;
     }
     s.fields.push_back(make_field(f.name, t, f.slot, size));

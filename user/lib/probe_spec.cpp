@@ -63,11 +63,11 @@ struct RegName {
 
 // struct pt_regs on x86-64 (same layout in the uapi header and the kernel).
 const RegName kRegs[] = {
-    {"r15", 0},    {"r14", 8},      {"r13", 16},  {"r12", 24}, {"bp", 32},  {"rbp", 32},  {"bx", 40},
-    {"rbx", 40},   {"r11", 48},     {"r10", 56},  {"r9", 64},  {"r8", 72},  {"ax", 80},   {"rax", 80},
-    {"cx", 88},    {"rcx", 88},     {"dx", 96},   {"rdx", 96}, {"si", 104}, {"rsi", 104}, {"di", 112},
-    {"rdi", 112},  {"orig_ax", 120}, {"ip", 128}, {"rip", 128}, {"cs", 136}, {"flags", 144},
-    {"sp", 152},   {"rsp", 152},    {"ss", 160},
+    {"r15", 0},   {"r14", 8},   {"r13", 16},    {"r12", 24},  {"bp", 32},       {"rbp", 32},
+    {"bx", 40},   {"rbx", 40},  {"r11", 48},    {"r10", 56},  {"r9", 64},       {"r8", 72},
+    {"ax", 80},   {"rax", 80},  {"cx", 88},     {"rcx", 88},  {"dx", 96},       {"rdx", 96},
+    {"si", 104},  {"rsi", 104}, {"di", 112},    {"rdi", 112}, {"orig_ax", 120}, {"ip", 128},
+    {"rip", 128}, {"cs", 136},  {"flags", 144}, {"sp", 152},  {"rsp", 152},     {"ss", 160},
 };
 
 class Parser {
@@ -127,21 +127,25 @@ void Parser::run() {
   if (toks.size() < 2) err(t_.size(), "missing the probe target (symbol, address, functions or event)");
   parse_target(toks[1]);
   if (toks.size() - 2 > KTRACK_PROBE_MAX_FETCH)
-    err(toks[2 + KTRACK_PROBE_MAX_FETCH].pos, fmt::format("too many arguments (max {})", KTRACK_PROBE_MAX_FETCH));
+    err(toks[2 + KTRACK_PROBE_MAX_FETCH].pos,
+        fmt::format("too many arguments (max {})", KTRACK_PROBE_MAX_FETCH));
   for (size_t k = 2; k < toks.size(); k++) parse_arg(toks[k], k - 1);
   // default name, ftrace style
   if (!s_.name_given) {
     std::string n;
     switch (s_.kind) {
       case ProbeKind::kKprobe:
-        n = s_.symbol.empty() ? fmt::format("p_0x{:x}", s_.addr) : fmt::format("p_{}_{}", s_.symbol, s_.offset);
+        n = s_.symbol.empty() ? fmt::format("p_0x{:x}", s_.addr)
+                              : fmt::format("p_{}_{}", s_.symbol, s_.offset);
         break;
       case ProbeKind::kKretprobe:
         n = fmt::format("r_{}_0", s_.symbol);
         break;
       case ProbeKind::kFuncs: {
         std::string base = s_.patterns[0];
-        std::replace_if(base.begin(), base.end(), [](char c) { return !std::isalnum((unsigned char)c) && c != '_'; }, '_');
+        std::replace_if(
+            base.begin(), base.end(), [](char c) { return !std::isalnum((unsigned char)c) && c != '_'; },
+            '_');
         n = base + (s_.exit && !s_.entry ? "__exit" : s_.exit ? "__both" : "__entry");
         break;
       }
@@ -204,7 +208,8 @@ void Parser::parse_target(const Tok &tok) {
     std::string sub = slash == std::string::npos ? "" : x.substr(0, slash);
     std::string ev = slash == std::string::npos ? x : x.substr(slash + 1);
     if (slash != std::string::npos && !is_ident(sub)) err(tok.pos, "bad tracepoint system name");
-    if (!is_ident(ev)) err(tok.pos + (slash == std::string::npos ? 0 : slash + 1), "bad tracepoint event name");
+    if (!is_ident(ev))
+      err(tok.pos + (slash == std::string::npos ? 0 : slash + 1), "bad tracepoint event name");
     if (ev.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos, "event name is too long");
     s_.subsys = sub;
     s_.event = ev;
@@ -244,7 +249,8 @@ void Parser::parse_target(const Tok &tok) {
   }
   // p / r: [MOD:]SYM[+OFFS] | ADDR
   if (std::isdigit((unsigned char)x[0])) {
-    if (s_.kind == ProbeKind::kKretprobe) err(tok.pos, "return probes need a function symbol, not an address");
+    if (s_.kind == ProbeKind::kKretprobe)
+      err(tok.pos, "return probes need a function symbol, not an address");
     auto v = parse_uint(x);
     if (!v || *v == 0) err(tok.pos, "bad address: use 0xHEX or a symbol");
     s_.addr = *v;
@@ -391,6 +397,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       if (r == reg.name) {
         a.src = KTRACK_FETCH_SRC_REG;
         a.param = reg.offset;
+        if (depth == 0 && a.name.empty()) a.name = r;
         return;
       }
     }
@@ -442,7 +449,8 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
 
 void Parser::check_arg(FetchArg &a, size_t pos, size_t index) {
   if (a.src == KTRACK_FETCH_SRC_COMM) {
-    if (a.type_given && a.type != KTRACK_FETCH_T_STRING) err(pos, "$comm is a string: use :string or no type");
+    if (a.type_given && a.type != KTRACK_FETCH_T_STRING)
+      err(pos, "$comm is a string: use :string or no type");
     a.type = KTRACK_FETCH_T_STRING;
     a.size = 1;
   }
@@ -460,7 +468,8 @@ void Parser::check_arg(FetchArg &a, size_t pos, size_t index) {
   }
   if (a.count > 1 && a.deref.empty() && a.btf_expr.empty())
     err(pos, "an array is read from memory: use +OFFS(FETCH):TYPE[N]");
-  if (a.name.empty()) {
+  bool auto_name = a.name.empty();
+  if (auto_name) {
     switch (a.src) {
       case KTRACK_FETCH_SRC_ARG:
         a.name = a.deref.empty() ? fmt::format("arg{}", a.param) : fmt::format("arg{}", index);
@@ -490,6 +499,10 @@ void Parser::check_arg(FetchArg &a, size_t pos, size_t index) {
     }
   }
   if (a.name.size() >= KTRACK_FETCH_NAME_MAX) a.name.resize(KTRACK_FETCH_NAME_MAX - 1);
+  if (auto_name) {  // an automatic name never collides: suffix its position
+    for (const auto &o : s_.args)
+      if (o.name == a.name) a.name = fmt::format("{}_{}", a.name.substr(0, KTRACK_FETCH_NAME_MAX - 5), index);
+  }
   for (const auto &o : s_.args)
     if (o.name == a.name) err(pos, fmt::format("duplicated argument name '{}': name it with NAME=", a.name));
 }
@@ -665,8 +678,9 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
   if ((spec.kind == ProbeKind::kKprobe || spec.kind == ProbeKind::kKretprobe) && !spec.symbol.empty()) {
     auto addrs = syms.lookup(spec.module, spec.symbol);
     if (addrs.empty() && spec.module.empty())
-      fail(t, target_pos(), fmt::format("symbol not found: {} (is its module loaded? write MOD:{} to wait for it)",
-                                        spec.symbol, spec.symbol));
+      fail(t, target_pos(),
+           fmt::format("symbol not found: {} (is its module loaded? write MOD:{} to wait for it)",
+                       spec.symbol, spec.symbol));
     if (addrs.size() > 1)
       fail(t, target_pos(),
            fmt::format("{} is not unique ({} definitions): write MOD:{} or probe by address", spec.symbol,
@@ -689,14 +703,17 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
         if (picked.size() == before) fail(t, pos, fmt::format("no traceable function matches '{}'", pat));
       } else {
         if (!names.count(pat))
-          fail(t, pos, fmt::format("{} is not a function ftrace can attach to (see available_filter_functions)", pat));
+          fail(
+              t, pos,
+              fmt::format("{} is not a function ftrace can attach to (see available_filter_functions)", pat));
         picked.insert(pat);
       }
       pos += pat.size() + 1;
     }
     if (picked.size() > KTRACK_PROBE_MAX_FUNCS)
       fail(t, target_pos(),
-           fmt::format("the pattern names {} functions (max {}): narrow it", picked.size(), KTRACK_PROBE_MAX_FUNCS));
+           fmt::format("the pattern names {} functions (max {}): narrow it", picked.size(),
+                       KTRACK_PROBE_MAX_FUNCS));
     spec.funcs.assign(picked.begin(), picked.end());
   }
   if (spec.kind == ProbeKind::kTracepoint && !syms.tracepoint_exists(spec.subsys, spec.event))
@@ -763,7 +780,8 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
     d.fetch_off = (uint32_t)b.size();
     for (const auto &a : spec.args) {
       if (a.all_args || !a.btf_expr.empty())
-        throw Error(fmt::format("argument '{}' needs BTF to resolve: this kernel or build has no BTF", a.name));
+        throw Error(
+            fmt::format("argument '{}' needs BTF to resolve: this kernel or build has no BTF", a.name));
       ktrack_probe_fetch f{};
       std::snprintf(f.name, sizeof(f.name), "%s", a.name.c_str());
       f.src = a.src;
@@ -812,7 +830,8 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
   d.spec_len = (uint32_t)spec.text.size() + 1;
   put(b, spec.text.c_str(), spec.text.size() + 1);
   align8(b);
-  if (b.size() > KTRACK_PROBE_DESC_MAX) throw UsageError("the probe description is too large: use fewer functions");
+  if (b.size() > KTRACK_PROBE_DESC_MAX)
+    throw UsageError("the probe description is too large: use fewer functions");
   d.size = (uint32_t)b.size();
   std::memcpy(b.data(), &d, sizeof(d));
   return b;
@@ -845,7 +864,8 @@ ProbeSchema schema_from_desc(const std::vector<uint8_t> &blob) {
   s.name.assign(d.name, strnlen(d.name, sizeof(d.name)));
   s.kind = d.kind;
   if (d.spec_len && (uint64_t)d.spec_off + d.spec_len <= blob.size())
-    s.spec.assign(reinterpret_cast<const char *>(blob.data()) + d.spec_off, strnlen(reinterpret_cast<const char *>(blob.data()) + d.spec_off, d.spec_len));
+    s.spec.assign(reinterpret_cast<const char *>(blob.data()) + d.spec_off,
+                  strnlen(reinterpret_cast<const char *>(blob.data()) + d.spec_off, d.spec_len));
   for (uint16_t i = 0; i < d.nr_fetch; i++) {
     ktrack_probe_fetch f;
     std::memcpy(&f, blob.data() + d.fetch_off + i * sizeof(f), sizeof(f));
@@ -867,10 +887,7 @@ std::string format_scalar(const ProbeField &f, const uint8_t *p) {
   std::memcpy(&u, p, f.size);
   switch (f.type) {
     case KTRACK_FETCH_T_S: {
-      int64_t v = f.size == 1   ? (int8_t)u
-                  : f.size == 2 ? (int16_t)u
-                  : f.size == 4 ? (int32_t)u
-                                : (int64_t)u;
+      int64_t v = f.size == 1 ? (int8_t)u : f.size == 2 ? (int16_t)u : f.size == 4 ? (int32_t)u : (int64_t)u;
       return fmt::format("{}", v);
     }
     case KTRACK_FETCH_T_U:
@@ -895,7 +912,8 @@ std::string quote(const std::string &s) {
 
 }  // namespace
 
-std::string format_probe_fields(const ProbeSchema &schema, const uint8_t *data, size_t len, uint32_t fault_mask) {
+std::string format_probe_fields(const ProbeSchema &schema, const uint8_t *data, size_t len,
+                                uint32_t fault_mask) {
   std::string out;
   for (size_t i = 0; i < schema.fields.size(); i++) {
     const auto &f = schema.fields[i];

@@ -67,6 +67,7 @@ struct CompiledProbe {
   ProbeSpec spec;
   std::vector<uint8_t> blob;
 };
-CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth = 0, uint64_t hit_limit = 0);
+CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth = 0,
+                                       uint64_t hit_limit = 0);
 
 }  // namespace ktrack

@@ -49,9 +49,9 @@ struct FetchArg {
   int64_t param = 0;
   std::vector<int32_t> deref;
   bool type_given = false;
-  std::string symbol;                 // @SYM: resolved into param
-  std::string btf_expr;               // a BTF name expression, resolved later
-  bool all_args = false;              // $$args, expanded by BTF resolution
+  std::string symbol;     // @SYM: resolved into param
+  std::string btf_expr;   // a BTF name expression, resolved later
+  bool all_args = false;  // $$args, expanded by BTF resolution
 };
 
 struct FilterInsn {

@@ -1,0 +1,408 @@
+// Probe spec parser, caret errors, filter compiler, description compiler and
+// BTF resolution (against the host's /sys/kernel/btf/vmlinux).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "ktrack/btf_resolver.hpp"
+#include "ktrack/filter_compiler.hpp"
+#include "ktrack/probe_client.hpp"
+#include "ktrack/probe_spec.hpp"
+
+using namespace ktrack;
+
+namespace {
+
+// A fixed symbol table: unit tests never read the host's kallsyms.
+class FakeSymbols : public SymbolSource {
+ public:
+  std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override {
+    if (name == "vfs_read" && module.empty()) return {0xffffffff81000000};
+    if (name == "dup_sym") return {0x1000, 0x2000};
+    if (name == "jiffies") return {0xffffffff82000000};
+    if (name == "ktrack_tpt_add" && (module.empty() || module == "ktrack_test_probe_target"))
+      return {0xffffffffc0000000};
+    return {};
+  }
+  std::vector<std::string> filter_functions() override {
+    return {"vfs_read",
+            "vfs_write",
+            "vfs_fsync",
+            "do_sys_open",
+            "vfs_read",
+            "kernel_clone",
+            "ktrack_tpt_glob_one [ktrack_test_probe_target]"};
+  }
+  bool tracepoint_exists(const std::string &, const std::string &event) override {
+    return event == "sched_process_fork";
+  }
+};
+
+struct BadSpec {
+  const char *spec;
+  const char *marker;   // the caret must sit at the first occurrence of this text...
+  const char *message;  // ...and the message must contain this
+};
+
+// Modelled on ftrace's kprobe_syntax_errors selftest.
+const BadSpec kBad[] = {
+    {"", "", "empty probe"},
+    {"x vfs_read", "x", "unknown probe type"},
+    {"p", "", "missing the probe target"},
+    {"p:", "", "missing probe name"},
+    {"p: vfs_read", " vfs_read", "missing probe name"},
+    {"p:9bad vfs_read", "9bad", "C identifier"},
+    {"p:a/b vfs_read", "a/b", "groups are not supported"},
+    {"p:averyveryveryveryverylongprobename vfs_read", "avery", "too long"},
+    {"p5 vfs_read", "5", "MAXACTIVE is only for return probes"},
+    {"r0 vfs_read", "0", "MAXACTIVE must be"},
+    {"r99999 vfs_read", "99999", "MAXACTIVE must be"},
+    {"rx vfs_read", "x", "expected ':NAME'"},
+    {"p vfs_read-8", "-8", "negative offset"},
+    {"p vfs_read+zz", "zz", "bad offset"},
+    {"p vfs_r%ead", "%", "bad character in the symbol"},
+    {"p :vfs_read", ":vfs", "missing module name"},
+    {"p mod:", "", "missing symbol"},
+    {"p 0xzz", "0xzz", "bad address"},
+    {"r vfs_read+8", "+8", "return probes go on a function entry"},
+    {"r 0xffffffff81000000", "0xf", "return probes need a function symbol"},
+    {"p vfs_read +8($arg9):u32", "$arg9", "function arguments are $arg1..$arg6"},
+    {"p vfs_read $arg0", "$arg0", "function arguments are $arg1..$arg6"},
+    {"p vfs_read $argx", "$argx", "function arguments are"},
+    {"p vfs_read $retval", "$retval", "only for return probes"},
+    {"p vfs_read $duration", "$duration", "only for return probes"},
+    {"f vfs_read $retval", "$retval", "only for return probes"},
+    {"p vfs_read $foo", "$foo", "unknown variable"},
+    {"p vfs_read %zz", "%zz", "unknown register"},
+    {"p vfs_read $arg1:u12", "u12", "unknown type"},
+    {"p vfs_read $arg1:foo", "foo", "unknown type"},
+    {"p vfs_read $arg1:", "", "missing type"},
+    {"p vfs_read $arg1:u32[0]", "0]", "array size must be"},
+    {"p vfs_read $arg1:u32[100]", "100]", "array size must be"},
+    {"p vfs_read $arg1:u32[4", "[4", "must end with ']'"},
+    {"p vfs_read $arg1:u32[4]", "$arg1", "an array is read from memory"},
+    {"p vfs_read +0($arg1):string[2]", "[2]", "strings cannot be arrays"},
+    {"p vfs_read +8$arg1", "+8$arg1", "needs parentheses"},
+    {"p vfs_read +8($arg1", "", "unbalanced parentheses"},
+    {"p vfs_read +zz($arg1)", "zz", "bad dereference offset"},
+    {"p vfs_read +0(+0(+0(+0(+0($arg1)))))", "+0($arg1)", "nested too deep"},
+    {"p vfs_read +0($comm)", "$comm)", "$comm cannot be dereferenced"},
+    {"p vfs_read $comm:u32", "$comm", "$comm is a string"},
+    {"p vfs_read =$arg1", "=$arg1", "missing argument name"},
+    {"p vfs_read 1x=$arg1", "1x", "C identifier"},
+    {"p vfs_read a=", "", "missing fetch argument"},
+    {"p vfs_read a=$arg1 a=$arg2", "a=$arg2", "duplicated argument name"},
+    {"p vfs_read @", "", "missing symbol or address"},
+    {"p vfs_read @jiffies+zz", "zz", "bad symbol offset"},
+    {"p vfs_read 9abc", "9abc", "unknown fetch argument"},
+    {"p vfs_read a->", "", "missing member name"},
+    {"p vfs_read $$args:u32", "$$args", "stands alone"},
+    {"t sched/sched_process_fork %di", "%di", "tracepoint probes have no registers"},
+    {"t sched/sched_process_fork $stack0", "$stack0", "no stack"},
+    {"t sched/9x", "9x", "bad tracepoint event name"},
+    {"f vfs_*%foo", "%foo", "unknown suffix"},
+    {"f vfs_read,,vfs_write", ",vfs_write", "empty function name"},
+    {"f mod:vfs_read", ":", "MOD:SYM is not supported"},
+    {"p vfs_read a=$arg1 if", "", "'if' needs a condition"},
+    {"p vfs_read a=$arg1 if a ==", "", "expected a value"},
+    {"p vfs_read a=$arg1 if b == 1", "b ==", "unknown field"},
+    {"p vfs_read a=$arg1 if a ~ 1", "~", "'~' (glob) is for strings"},
+    {"p vfs_read a=$arg1 if a == \"x\"", "\"x\"", "is a number"},
+    {"p vfs_read a=$arg1 if (a == 1", "(a", "missing ')'"},
+    {"p vfs_read a=$arg1 if a == 1 b", "b", "unexpected text"},
+    {"p vfs_read a=$arg1 if comm < \"x\"", "<", "strings compare with"},
+    {"p vfs_read a=$arg1 if a = 1", "= 1", "use == to compare"},
+    {"p vfs_read a=$arg1 if comm == \"abc", "\"abc", "unterminated string"},
+    {"p vfs_read a=$arg1 if a == 0xzz", "0xzz", "bad number"},
+};
+
+}  // namespace
+
+TEST(ProbeSpec, MalformedSpecsGetMessageAndCaret) {
+  ASSERT_GE(sizeof(kBad) / sizeof(kBad[0]), 40u);
+  for (const auto &b : kBad) {
+    std::string spec = b.spec;
+    try {
+      parse_probe_spec(spec);
+      ADD_FAILURE() << "accepted: " << spec;
+    } catch (const SpecError &e) {
+      size_t want = *b.marker ? spec.find(b.marker) : spec.size();
+      ASSERT_NE(std::string::npos, want) << spec;
+      EXPECT_EQ(want, e.pos()) << spec << " -> " << e.what();
+      EXPECT_NE(std::string::npos, e.message().find(b.message)) << spec << " -> " << e.message();
+      // the rendering: message, the spec, a caret under the character
+      std::string text = e.what();
+      EXPECT_NE(std::string::npos, text.find("\n  " + spec + "\n  " + std::string(e.pos(), ' ') + "^"))
+          << text;
+    }
+  }
+}
+
+TEST(ProbeSpec, KprobeFullForm) {
+  auto s =
+      parse_probe_spec("p:myp mod-x:func+0x10 a=$arg1:s32 b=+8(+16(%di)):u16 c=$comm d=@jiffies+8 e=$stack2");
+  EXPECT_EQ(ProbeKind::kKprobe, s.kind);
+  EXPECT_EQ("myp", s.name);
+  EXPECT_EQ("mod_x", s.module);
+  EXPECT_EQ("func", s.symbol);
+  EXPECT_EQ(16u, s.offset);
+  ASSERT_EQ(5u, s.args.size());
+  EXPECT_EQ(KTRACK_FETCH_SRC_ARG, s.args[0].src);
+  EXPECT_EQ(1, s.args[0].param);
+  EXPECT_EQ(KTRACK_FETCH_T_S, s.args[0].type);
+  EXPECT_EQ(4, s.args[0].size);
+  EXPECT_EQ(KTRACK_FETCH_SRC_REG, s.args[1].src);
+  EXPECT_EQ(112, s.args[1].param);  // offsetof(struct pt_regs, di)
+  EXPECT_EQ((std::vector<int32_t>{16, 8}), s.args[1].deref);
+  EXPECT_EQ(KTRACK_FETCH_T_STRING, s.args[2].type);
+  EXPECT_EQ("jiffies", s.args[3].symbol);
+  EXPECT_EQ((std::vector<int32_t>{8}), s.args[3].deref);
+  EXPECT_EQ(KTRACK_FETCH_SRC_STACK, s.args[4].src);
+  EXPECT_EQ(2, s.args[4].param);
+}
+
+TEST(ProbeSpec, DefaultNamesAndTypes) {
+  auto p = parse_probe_spec("p vfs_read $arg2 %ax +0($arg1):u8");
+  EXPECT_EQ("p_vfs_read_0", p.name);
+  EXPECT_EQ("arg2", p.args[0].name);
+  EXPECT_EQ("ax", p.args[1].name);
+  EXPECT_EQ("arg3", p.args[2].name);
+  EXPECT_EQ(KTRACK_FETCH_T_X, p.args[0].type);
+  EXPECT_EQ(8, p.args[0].size);
+  auto r = parse_probe_spec("r16 vfs_read $retval $duration");
+  EXPECT_EQ("r_vfs_read_0", r.name);
+  EXPECT_EQ(16u, r.maxactive);
+  EXPECT_EQ("retval", r.args[0].name);
+  EXPECT_EQ(KTRACK_FETCH_T_U, r.args[1].type);
+  auto f = parse_probe_spec("f vfs_*%return $retval");
+  EXPECT_TRUE(f.exit);
+  EXPECT_FALSE(f.entry);
+  EXPECT_EQ("vfs____exit", f.name);
+  auto b = parse_probe_spec("f:both vfs_read,vfs_write%both");
+  EXPECT_TRUE(b.entry && b.exit);
+  EXPECT_EQ((std::vector<std::string>{"vfs_read", "vfs_write"}), b.patterns);
+  auto t = parse_probe_spec("t sched/sched_process_fork $arg1 $arg2");
+  EXPECT_EQ("sched_process_fork", t.name);
+  EXPECT_EQ("sched", t.subsys);
+}
+
+TEST(ProbeSpec, ResolveSymbolsGlobsAndUniqueness) {
+  FakeSymbols syms;
+  auto f = parse_probe_spec("f vfs_*");
+  resolve_symbols(f, syms);
+  EXPECT_EQ((std::vector<std::string>{"vfs_fsync", "vfs_read", "vfs_write"}), f.funcs);
+  auto m = parse_probe_spec("f ktrack_tpt_glob_*");
+  resolve_symbols(m, syms);
+  EXPECT_EQ((std::vector<std::string>{"ktrack_tpt_glob_one"}), m.funcs);
+  auto a = parse_probe_spec("p vfs_read g=@jiffies:u64");
+  resolve_symbols(a, syms);
+  EXPECT_EQ((int64_t)0xffffffff82000000, a.args[0].param);
+  auto pending = parse_probe_spec("p not_loaded_mod:fn");
+  EXPECT_NO_THROW(resolve_symbols(pending, syms));
+  struct Case {
+    const char *spec, *msg;
+  } bad[] = {{"p nosuch", "symbol not found"},
+             {"p dup_sym", "is not unique"},
+             {"f nomatch_*", "no traceable function matches"},
+             {"f not_traceable", "not a function ftrace can attach to"},
+             {"t sched/nosuch", "no such tracepoint"},
+             {"p vfs_read @nosuch", "symbol not found"}};
+  for (const auto &c : bad) {
+    auto s = parse_probe_spec(c.spec);
+    try {
+      resolve_symbols(s, syms);
+      ADD_FAILURE() << c.spec;
+    } catch (const SpecError &e) {
+      EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
+    }
+  }
+}
+
+TEST(ProbeSpec, GlobMatch) {
+  EXPECT_TRUE(glob_match("vfs_*", "vfs_read"));
+  EXPECT_TRUE(glob_match("*read", "vfs_read"));
+  EXPECT_TRUE(glob_match("v?s_re[a-c]d", "vfs_read"));
+  EXPECT_FALSE(glob_match("v?s_re[!a]d", "vfs_read"));
+  EXPECT_FALSE(glob_match("vfs_*x", "vfs_read"));
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
+}
+
+TEST(FilterCompiler, PostfixProgram) {
+  auto s = parse_probe_spec(
+      "p vfs_read n=$arg3:s64 f=+0($arg2):string if n > 10 && (comm ~ \"ba*\" || !(cpu == 1)) || f != "
+      "\"x*\"");
+  EXPECT_EQ("(n > 10) (comm ~ \"ba*\") (cpu == 1) NOT OR AND (f ~ \"x*\") NOT OR", describe_filter(s));
+  auto p = parse_probe_spec("p vfs_read if pid == 1 && tgid & 0x10");
+  ASSERT_EQ(3u, p.program.size());
+  EXPECT_EQ(KTRACK_FLD_PID, p.program[0].insn.field_kind);
+  EXPECT_EQ(KTRACK_FLT_BITAND, p.program[1].insn.cmp);
+  EXPECT_EQ(16, p.program[1].insn.imm);
+  auto n = parse_probe_spec("p vfs_read x=$arg1:s32 if x >= -5");
+  EXPECT_EQ(-5, n.program[0].insn.imm);
+  // a fetched argument named like a task field wins over it
+  auto c = parse_probe_spec("p vfs_read cpu=$arg1:u32 if cpu == 3");
+  EXPECT_EQ(KTRACK_FLD_FETCH, c.program[0].insn.field_kind);
+}
+
+TEST(FilterCompiler, TooLongConditionIsRejected) {
+  std::string spec = "p vfs_read if pid == 1";
+  for (int i = 0; i < 40; i++) spec += " || pid == 1";
+  EXPECT_THROW(parse_probe_spec(spec), SpecError);
+}
+
+TEST(ProbeCompiler, BlobRoundTripsToSchema) {
+  FakeSymbols syms;
+  auto s = parse_probe_spec(
+      "p:x vfs_read a=$arg1:u8 b=$arg2:x64 s=+0($arg3):string arr=+0($arg4):s16[3] if a == 1");
+  resolve_symbols(s, syms);
+  auto blob = compile_probe(s);
+  ASSERT_EQ(0u, blob.size() % 8);
+  ktrack_probe_desc d;
+  std::memcpy(&d, blob.data(), sizeof(d));
+  EXPECT_EQ(blob.size(), d.size);
+  EXPECT_EQ(KTRACK_PROBE_KPROBE, d.kind);
+  EXPECT_STREQ("vfs_read", d.symbol);
+  EXPECT_EQ(4, d.nr_fetch);
+  EXPECT_EQ(1, d.nr_insns);
+  auto schema = schema_from_desc(blob);
+  EXPECT_EQ("x", schema.name);
+  ASSERT_EQ(4u, schema.fields.size());
+  EXPECT_EQ(0, schema.fields[0].slot);
+  EXPECT_EQ(8, schema.fields[1].slot);
+  EXPECT_EQ(16, schema.fields[2].slot);
+  EXPECT_EQ(20, schema.fields[3].slot);
+  // a record: a=1 b=0xabc s="hi" arr={-1,2,-3}
+  std::vector<uint8_t> data(26 + 2, 0);
+  data[0] = 1;
+  uint64_t b = 0xabc;
+  std::memcpy(&data[8], &b, 8);
+  uint32_t loc = (26u << 16) | 2;
+  std::memcpy(&data[16], &loc, 4);
+  int16_t arr[3] = {-1, 2, -3};
+  std::memcpy(&data[20], arr, 6);
+  data[26] = 'h';
+  data[27] = 'i';
+  EXPECT_EQ("a=1 b=0xabc s=\"hi\" arr={-1,2,-3}", format_probe_fields(schema, data.data(), data.size(), 0));
+  EXPECT_EQ("a=1 b=(fault) s=\"hi\" arr={-1,2,-3}", format_probe_fields(schema, data.data(), data.size(), 2));
+  auto dec = probe_decoder_schema(7, schema);
+  EXPECT_EQ(7u, dec.probe_id);
+  EXPECT_EQ(KTRACK_REC_PROBE, dec.rec_type);
+  ASSERT_EQ(4u, dec.fields.size());
+  EXPECT_EQ(FieldType::DynString, dec.fields[2].type);
+  EXPECT_NO_THROW(dec.validate());
+}
+
+TEST(ProbeCompiler, FuncsAndTracepointBlobs) {
+  FakeSymbols syms;
+  auto f = parse_probe_spec("f:fs vfs_r*,vfs_w*%both $arg1");
+  resolve_symbols(f, syms);
+  auto blob = compile_probe(f);
+  ktrack_probe_desc d;
+  std::memcpy(&d, blob.data(), sizeof(d));
+  EXPECT_EQ(KTRACK_PROBE_FUNCS, d.kind);
+  EXPECT_EQ(KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT, d.flags);
+  EXPECT_EQ(2, d.nr_funcs);
+  EXPECT_EQ(std::string("vfs_read\0vfs_write\0", 19),
+            std::string(reinterpret_cast<const char *>(blob.data()) + d.funcs_off, d.funcs_len));
+  auto t = parse_probe_spec("t:fk sched/sched_process_fork p=$arg1");
+  resolve_symbols(t, syms);
+  std::memcpy(&d, compile_probe(t).data(), sizeof(d));
+  EXPECT_EQ(KTRACK_PROBE_TRACEPOINT, d.kind);
+  EXPECT_STREQ("sched_process_fork", d.symbol);
+}
+
+TEST(ProbeClient, ErrnoSentences) {
+  auto s = parse_probe_spec("p vfs_read");
+  EXPECT_NE(std::string::npos, explain_probe_add_errno(s, ENOENT).find("symbol not found"));
+  EXPECT_NE(std::string::npos, explain_probe_add_errno(s, EOPNOTSUPP).find("not probeable"));
+  EXPECT_NE(std::string::npos, explain_probe_add_errno(s, EBUSY).find("in use"));
+  EXPECT_NE(std::string::npos, explain_probe_add_errno(s, EADDRNOTAVAIL).find("not unique"));
+  EXPECT_NE(std::string::npos, explain_probe_add_errno(s, EACCES).find("privilege"));
+  std::string perm = explain_probe_add_errno(s, EPERM);
+  EXPECT_TRUE(perm.find("locked down") != std::string::npos || perm.find("root") != std::string::npos)
+      << perm;
+}
+
+class Btf : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists("/sys/kernel/btf/vmlinux"))
+      GTEST_SKIP() << "the host kernel has no /sys/kernel/btf/vmlinux";
+#ifndef KTRACK_HAVE_LIBBPF
+    GTEST_SKIP() << "built without libbpf";
+#endif
+    btf_ = BtfResolver::open_system();
+    ASSERT_NE(nullptr, btf_);
+  }
+  std::unique_ptr<BtfResolver> btf_;
+};
+
+TEST_F(Btf, ArgumentNamesAndMembers) {
+  auto s = parse_probe_spec("p vfs_read file->f_pos count if count > 100");
+  btf_->resolve(s);
+  ASSERT_EQ(2u, s.args.size());
+  EXPECT_EQ("f_pos", s.args[0].name);
+  EXPECT_EQ(KTRACK_FETCH_SRC_ARG, s.args[0].src);
+  EXPECT_EQ(1, s.args[0].param);
+  ASSERT_EQ(1u, s.args[0].deref.size());
+  EXPECT_LT(0, s.args[0].deref[0]);             // offsetof(struct file, f_pos)
+  EXPECT_EQ(KTRACK_FETCH_T_S, s.args[0].type);  // loff_t
+  EXPECT_EQ(8, s.args[0].size);
+  EXPECT_EQ("count", s.args[1].name);
+  EXPECT_EQ(3, s.args[1].param);
+  EXPECT_EQ(KTRACK_FETCH_T_U, s.args[1].type);  // size_t
+  EXPECT_EQ(1u, s.program.size());
+  EXPECT_NO_THROW(compile_probe(s));
+}
+
+TEST_F(Btf, AllArgsRetvalAndStrings) {
+  auto s = parse_probe_spec("p vfs_read $$args");
+  btf_->resolve(s);
+  ASSERT_EQ(4u, s.args.size());
+  EXPECT_EQ("file", s.args[0].name);
+  EXPECT_EQ("buf", s.args[1].name);
+  EXPECT_EQ(KTRACK_FETCH_T_STRING, s.args[1].type);  // char *
+  EXPECT_EQ("count", s.args[2].name);
+  EXPECT_EQ("pos", s.args[3].name);
+  auto r = parse_probe_spec("r vfs_read $retval");
+  btf_->resolve(r);
+  EXPECT_EQ(KTRACK_FETCH_T_S, r.args[0].type);  // ssize_t
+  auto c = parse_probe_spec("p wake_up_new_task p->comm pid=p->pid");
+  btf_->resolve(c);
+  EXPECT_EQ(KTRACK_FETCH_T_STRING, c.args[0].type);  // char comm[16]: inline
+  EXPECT_EQ(1u, c.args[0].deref.size());
+  EXPECT_EQ(KTRACK_FETCH_T_S, c.args[1].type);
+  EXPECT_EQ(4, c.args[1].size);
+}
+
+TEST_F(Btf, TracepointArguments) {
+  auto t = parse_probe_spec("t sched/sched_process_fork parent=$arg1->pid child=$arg2->pid");
+  btf_->resolve(t);
+  ASSERT_EQ(2u, t.args.size());
+  EXPECT_EQ(1, t.args[0].param);
+  EXPECT_EQ(2, t.args[1].param);
+  EXPECT_EQ(t.args[0].deref, t.args[1].deref);
+  EXPECT_EQ(KTRACK_FETCH_T_S, t.args[1].type);
+}
+
+TEST_F(Btf, ErrorsPointAtTheArgument) {
+  struct {
+    const char *spec, *marker, *msg;
+  } bad[] = {{"p vfs_read nosuch", "nosuch", "no argument named 'nosuch'"},
+             {"p vfs_read file->nosuch", "file->", "has no member 'nosuch'"},
+             {"p vfs_read count->x", "count->", "is not a pointer"},
+             {"p vfs_read file.f_pos", "file.", "use '->'"},
+             {"p no_such_function_xyz a", "a", "no BTF for function"}};
+  for (const auto &b : bad) {
+    auto s = parse_probe_spec(b.spec);
+    try {
+      btf_->resolve(s);
+      ADD_FAILURE() << b.spec;
+    } catch (const SpecError &e) {
+      EXPECT_EQ(std::string(b.spec).find(b.marker), e.pos()) << b.spec;
+      EXPECT_NE(std::string::npos, e.message().find(b.msg)) << b.spec << ": " << e.message();
+    }
+  }
+}
