@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Attach mechanisms of dynamic probes: f globs (fprobe, or kprobes on
+ * ftrace + kretprobes where there is no fprobe) cover exactly the functions
+ * available_filter_functions lists and pair entries with exits; a
+ * tracepoint probe on sched_process_fork sees every fork; a probe on a
+ * module function goes pending -> armed -> disarmed -> armed over 20 reload
+ * cycles; maxactive exhaustion reports the exact number of misses.
+ */
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "probe_common.h"
+
+#define BUFSZ (4 << 20)
+
+FIXTURE(attach) {
+	int fd;
+	char *buf;
+};
+
+FIXTURE_SETUP(attach)
+{
+	ASSERT_EQ(0, pt_load_all());
+	self->fd = pt_session();
+	ASSERT_LE(0, self->fd);
+	self->buf = malloc(BUFSZ);
+	ASSERT_NE(NULL, self->buf);
+	pt_drain(self->fd, self->buf, BUFSZ);
+}
+
+FIXTURE_TEARDOWN(attach)
+{
+	close(self->fd);
+	free(self->buf);
+	pt_unload_all();
+}
+
+static uint64_t pt_features(int fd)
+{
+	struct ktrack_version v = { .size = sizeof(v) };
+
+	return ioctl(fd, KTRACK_IOC_VERSION, &v) ? 0 : v.features;
+}
+
+TEST_F(attach, glob_covers_available_filter_functions_with_paired_exits)
+{
+	static const char *const names[] = { "ktrack_tpt_glob_four", "ktrack_tpt_glob_one",
+					     "ktrack_tpt_glob_three", "ktrack_tpt_glob_two" };
+	static const int arg[] = { 40, 10, 30, 20 };
+	int id = pt_add(self->fd, "f:g ktrack_tpt_glob_*%both a=$arg1:s32 ret=$retval:s32 d=$duration", NULL);
+	struct ktrack_probe_info info;
+	char out[1 << 14];
+	size_t len;
+	int i, listed;
+
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, kt_run(out, sizeof(out),
+			    "grep -c '^ktrack_tpt_glob_' /sys/kernel/tracing/available_filter_functions"));
+	listed = atoi(out);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(listed, info.nr_funcs);
+	EXPECT_EQ(4, info.nr_funcs);
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	if (pt_features(self->fd) & KTRACK_FEAT_FPROBE) {
+		EXPECT_EQ(KTRACK_MECH_FPROBE, info.mechanism);
+	} else {
+		EXPECT_EQ(KTRACK_MECH_KPROBE_FTRACE, info.mechanism);
+	}
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	for (i = 0; i < 4; i++) {
+		unsigned long ip = pt_kallsyms(names[i]);
+		struct ktrack_rec_probe *r;
+		size_t pos = 0;
+		int entries = 0, exits = 0;
+
+		ASSERT_NE(0, ip);
+		while ((r = pt_next(self->buf, len, &pos, id, NULL))) {
+			int32_t a, ret;
+
+			/* fprobe reports the ftrace call site: at most a few bytes in
+			 * (after an ENDBR64 with IBT)
+			 */
+			if (r->ip < ip || r->ip >= ip + 16)
+				continue;
+			memcpy(&a, r->data, 4);
+			memcpy(&ret, r->data + 4, 4);
+			EXPECT_EQ(arg[i], a) TH_LOG("%s", names[i]);
+			if (r->event == KTRACK_PROBE_EV_ENTRY) {
+				entries++;
+			} else {
+				EXPECT_EQ(KTRACK_PROBE_EV_EXIT, r->event);
+				/* glob_one returns x + 1, glob_two x + 2, ... */
+				EXPECT_EQ(arg[i] + arg[i] / 10, ret) TH_LOG("%s", names[i]);
+				exits++;
+			}
+		}
+		EXPECT_EQ(3, entries) TH_LOG("%s", names[i]);
+		EXPECT_EQ(3, exits) TH_LOG("%s", names[i]);
+	}
+	EXPECT_EQ(24, pt_count(self->buf, len, id, 0));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(24, info.hits);
+	EXPECT_EQ(0, info.misses);
+}
+
+TEST_F(attach, tracepoint_sched_process_fork_sees_every_fork)
+{
+	int id = pt_add(self->fd, "t:fk sched/sched_process_fork parent=$arg1->pid child=$arg2->pid", NULL);
+	pid_t kids[5];
+	int i, found = 0, mine = 0;
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+
+	ASSERT_LT(0, id);
+	for (i = 0; i < 5; i++) {
+		kids[i] = fork();
+		ASSERT_LE(0, kids[i]);
+		if (kids[i] == 0)
+			_exit(0);
+		waitpid(kids[i], NULL, 0);
+	}
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	while ((r = pt_next(self->buf, len, &pos, id, NULL))) {
+		int32_t parent, child;
+
+		memcpy(&parent, r->data, 4);
+		memcpy(&child, r->data + 4, 4);
+		EXPECT_EQ(KTRACK_PROBE_EV_TP, r->event);
+		if (parent != getpid())
+			continue;
+		mine++;
+		for (i = 0; i < 5; i++)
+			if (kids[i] == child)
+				found++;
+	}
+	EXPECT_EQ(5, mine);
+	EXPECT_EQ(5, found);
+}
+
+TEST_F(attach, module_reload_pending_armed_disarmed_20_cycles)
+{
+	struct ktrack_probe_info info;
+	int id, cycle;
+
+	ASSERT_EQ(0, kt_rmmod(PT_MODULE));
+	id = pt_add(self->fd, "p:rl " PT_MODULE ":ktrack_tpt_add a=$arg1:s32", NULL);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_PENDING, info.state);
+	EXPECT_EQ(0, info.arm_count);
+	for (cycle = 1; cycle <= 20; cycle++) {
+		ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
+		ASSERT_EQ(0, pt_info(self->fd, id, &info));
+		EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+		EXPECT_EQ(cycle, info.arm_count);
+		ASSERT_EQ(0, pt_cmd("call 2", 0));
+		ASSERT_EQ(0, pt_info(self->fd, id, &info));
+		EXPECT_EQ(2 * cycle, info.hits);
+		ASSERT_EQ(0, kt_rmmod(PT_MODULE));
+		ASSERT_EQ(0, pt_info(self->fd, id, &info));
+		EXPECT_EQ(KTRACK_PROBE_ST_DISARMED, info.state);
+	}
+	{
+		size_t len = pt_drain(self->fd, self->buf, BUFSZ), pos = 0;
+		struct ktrack_rec_probe *r;
+		int n = 0;
+
+		while ((r = pt_next(self->buf, len, &pos, id, NULL))) {
+			int32_t a;
+
+			memcpy(&a, r->data, 4);
+			EXPECT_EQ(-5, a);
+			n++;
+		}
+		EXPECT_EQ(40, n);
+	}
+	ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
+}
+
+static void pt_wait_inside(struct __test_metadata *_metadata, int want)
+{
+	char buf[64];
+	int i, fd, n;
+
+	for (i = 0; i < 2000; i++) {
+		fd = open(PT_PROC, O_RDONLY);
+		ASSERT_LE(0, fd);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		if (atoi(buf + 7) == want)
+			return;
+		usleep(10000);
+	}
+	ASSERT_TRUE(0) TH_LOG("only '%s' callers inside", buf);
+}
+
+TEST_F(attach, maxactive_exhaustion_reports_exact_misses)
+{
+	int id = pt_add(self->fd, "r2:mx ktrack_tpt_block ret=$retval:s32", NULL);
+	struct ktrack_probe_info info;
+	pid_t kids[5];
+	size_t len;
+	int i;
+
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, pt_cmd("rearm", 0));
+	for (i = 0; i < 5; i++) {
+		kids[i] = fork();
+		ASSERT_LE(0, kids[i]);
+		if (kids[i] == 0)
+			_exit(pt_cmd("block", 0) ? 1 : 0);
+	}
+	pt_wait_inside(_metadata, 5);
+	ASSERT_EQ(0, pt_cmd("release", 0));
+	for (i = 0; i < 5; i++) {
+		int st;
+
+		ASSERT_EQ(kids[i], waitpid(kids[i], &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st));
+	}
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(3, info.misses);
+	EXPECT_EQ(2, info.hits);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(2, pt_count(self->buf, len, id, KTRACK_PROBE_EV_EXIT));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bad input for dynamic probes: malformed binary descriptions sent straight
+ * to KTRACK_IOC_PROBE_ADD are rejected with EINVAL (and the session still
+ * works afterwards); malformed specs given to 'ktrackctl probe add' are
+ * rejected with a message and a caret; kernel errnos become sentences.
+ */
+#include <stddef.h>
+
+#include "kselftest_harness.h"
+#include "probe_common.h"
+
+FIXTURE(desc) {
+	int fd;
+	void *good;
+	size_t good_len;
+	char out[8192];
+};
+
+FIXTURE_SETUP(desc)
+{
+	ASSERT_EQ(0, pt_load_all());
+	self->fd = pt_session();
+	ASSERT_LE(0, self->fd);
+	self->good = pt_compile("p:g ktrack_tpt_add a=$arg1:s32 s=+0(+8($arg2)):string if a == 1 && s == \"x\"",
+				NULL, &self->good_len, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, self->good) TH_LOG("%s", self->out);
+}
+
+FIXTURE_TEARDOWN(desc)
+{
+	free(self->good);
+	close(self->fd);
+	pt_unload_all();
+}
+
+/* One mutation of the good blob. */
+struct mutation {
+	const char *what;
+	void (*apply)(struct ktrack_probe_desc *d, unsigned char *blob);
+};
+
+#define FETCH(d, b, i) ((struct ktrack_probe_fetch *)((b) + (d)->fetch_off) + (i))
+#define INSN(d, b, i) ((struct ktrack_probe_insn *)((b) + (d)->insns_off) + (i))
+
+static void m_version(struct ktrack_probe_desc *d, unsigned char *b) { d->version = 99; }
+static void m_hdr(struct ktrack_probe_desc *d, unsigned char *b) { d->hdr_size = 8; }
+static void m_size(struct ktrack_probe_desc *d, unsigned char *b) { d->size += 8; }
+static void m_kind0(struct ktrack_probe_desc *d, unsigned char *b) { d->kind = 0; }
+static void m_kind9(struct ktrack_probe_desc *d, unsigned char *b) { d->kind = 9; }
+static void m_flags(struct ktrack_probe_desc *d, unsigned char *b) { d->flags = 1; }
+static void m_name_empty(struct ktrack_probe_desc *d, unsigned char *b) { d->name[0] = 0; }
+static void m_name_chars(struct ktrack_probe_desc *d, unsigned char *b) { d->name[0] = '/'; }
+static void m_name_unterminated(struct ktrack_probe_desc *d, unsigned char *b) { memset(d->name, 'a', sizeof(d->name)); }
+static void m_sym_unterminated(struct ktrack_probe_desc *d, unsigned char *b) { memset(d->symbol, 'a', sizeof(d->symbol)); }
+static void m_sym_tail(struct ktrack_probe_desc *d, unsigned char *b) { d->symbol[100] = 'x'; }
+static void m_sym_and_addr(struct ktrack_probe_desc *d, unsigned char *b) { d->addr = 0xffffffff81000000ULL; }
+static void m_pad0(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad0 = 1; }
+static void m_pad1(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad1 = 1; }
+static void m_maxactive(struct ktrack_probe_desc *d, unsigned char *b) { d->maxactive = 4; }
+static void m_stack(struct ktrack_probe_desc *d, unsigned char *b) { d->stack_depth = 1000; }
+static void m_nr_fetch(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_fetch = 200; }
+static void m_nr_insns(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_insns = 1000; }
+static void m_fetch_off(struct ktrack_probe_desc *d, unsigned char *b) { d->fetch_off = d->size - 8; }
+static void m_fetch_off_unaligned(struct ktrack_probe_desc *d, unsigned char *b) { d->fetch_off += 4; }
+static void m_fetch_off_hdr(struct ktrack_probe_desc *d, unsigned char *b) { d->fetch_off = 8; }
+static void m_insns_off(struct ktrack_probe_desc *d, unsigned char *b) { d->insns_off = 0xfffffff0; }
+static void m_strtab_unterminated(struct ktrack_probe_desc *d, unsigned char *b) { b[d->strtab_off + d->strtab_len - 1] = 'x'; }
+static void m_spec_len(struct ktrack_probe_desc *d, unsigned char *b) { d->spec_len = 0xffff; }
+static void m_funcs(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_funcs = 1; }
+static void m_offset_big(struct ktrack_probe_desc *d, unsigned char *b) { d->offset = 1ULL << 40; }
+static void m_f_src(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->src = 0; }
+static void m_f_src9(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->src = 99; }
+static void m_f_type(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->type = 77; }
+static void m_f_size(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->size = 3; }
+static void m_f_arg0(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->param = 0; }
+static void m_f_arg9(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->param = 9; }
+static void m_f_nderef(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->nderef = 5; }
+static void m_f_deref_tail(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->deref[3] = 8; }
+static void m_f_count0(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->count = 0; }
+static void m_f_count_big(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 1)->count = 65; }
+static void m_f_array_noderef(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->count = 4; }
+static void m_f_string_size(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 1)->size = 8; }
+static void m_f_retval(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->src = KTRACK_FETCH_SRC_RETVAL; FETCH(d, b, 0)->param = 0; }
+static void m_f_reg(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->src = KTRACK_FETCH_SRC_REG; FETCH(d, b, 0)->param = 4096; }
+static void m_f_reg_unaligned(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->src = KTRACK_FETCH_SRC_REG; FETCH(d, b, 0)->param = 3; }
+static void m_f_flags(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->flags = 0x80; }
+static void m_f_name(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->name[0] = 0; }
+static void m_f_comm(struct ktrack_probe_desc *d, unsigned char *b) { FETCH(d, b, 0)->src = KTRACK_FETCH_SRC_COMM; }
+static void m_i_op(struct ktrack_probe_desc *d, unsigned char *b) { INSN(d, b, 0)->op = 9; }
+static void m_i_cmp(struct ktrack_probe_desc *d, unsigned char *b) { INSN(d, b, 0)->cmp = 0; }
+static void m_i_field(struct ktrack_probe_desc *d, unsigned char *b) { INSN(d, b, 0)->field = 30; }
+static void m_i_kind(struct ktrack_probe_desc *d, unsigned char *b) { INSN(d, b, 0)->field_kind = 9; }
+static void m_i_glob_num(struct ktrack_probe_desc *d, unsigned char *b) { INSN(d, b, 0)->cmp = KTRACK_FLT_GLOB; }
+static void m_i_underflow(struct ktrack_probe_desc *d, unsigned char *b) { memset(INSN(d, b, 0), 0, sizeof(struct ktrack_probe_insn)); INSN(d, b, 0)->op = KTRACK_FLT_AND; }
+static void m_i_str_off(struct ktrack_probe_desc *d, unsigned char *b) { INSN(d, b, 0)->field = 1; INSN(d, b, 0)->imm = 0; INSN(d, b, 0)->str_off = 5000; }
+
+static const struct mutation mutations[] = {
+	{ "version", m_version }, { "hdr_size", m_hdr }, { "size", m_size },
+	{ "kind 0", m_kind0 }, { "kind 9", m_kind9 }, { "flags on p", m_flags },
+	{ "empty name", m_name_empty }, { "name chars", m_name_chars },
+	{ "name unterminated", m_name_unterminated }, { "symbol unterminated", m_sym_unterminated },
+	{ "symbol tail", m_sym_tail }, { "symbol and addr", m_sym_and_addr },
+	{ "pad0", m_pad0 }, { "pad1", m_pad1 }, { "maxactive on p", m_maxactive },
+	{ "stack depth", m_stack }, { "nr_fetch", m_nr_fetch }, { "nr_insns", m_nr_insns },
+	{ "fetch_off past end", m_fetch_off }, { "fetch_off unaligned", m_fetch_off_unaligned },
+	{ "fetch_off in header", m_fetch_off_hdr }, { "insns_off overflow", m_insns_off },
+	{ "strtab unterminated", m_strtab_unterminated }, { "spec_len", m_spec_len },
+	{ "funcs on p", m_funcs }, { "offset huge", m_offset_big },
+	{ "fetch src 0", m_f_src }, { "fetch src 99", m_f_src9 }, { "fetch type", m_f_type },
+	{ "fetch size 3", m_f_size }, { "arg 0", m_f_arg0 }, { "arg 9", m_f_arg9 },
+	{ "nderef 5", m_f_nderef }, { "deref tail", m_f_deref_tail }, { "count 0", m_f_count0 },
+	{ "count 65", m_f_count_big }, { "array without deref", m_f_array_noderef },
+	{ "string size", m_f_string_size }, { "retval on p", m_f_retval },
+	{ "reg offset", m_f_reg }, { "reg unaligned", m_f_reg_unaligned },
+	{ "fetch flags", m_f_flags }, { "fetch name", m_f_name }, { "comm as s32", m_f_comm },
+	{ "insn op", m_i_op }, { "insn cmp", m_i_cmp }, { "insn field", m_i_field },
+	{ "insn field kind", m_i_kind }, { "glob on number", m_i_glob_num },
+	{ "stack underflow", m_i_underflow }, { "string offset", m_i_str_off },
+};
+
+TEST_F(desc, good_blob_is_accepted)
+{
+	struct ktrack_probe_add res = { 0 };
+
+	ASSERT_EQ(0, pt_add_blob(self->fd, self->good, self->good_len, &res));
+	EXPECT_LT(0, res.id);
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, res.state);
+}
+
+TEST_F(desc, malformed_descriptions_are_einval)
+{
+	unsigned char *b = malloc(self->good_len + 64);
+	struct ktrack_probe_info info = { 0 };
+	size_t i;
+	int id;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_LE(50, sizeof(mutations) / sizeof(mutations[0]));
+	for (i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
+		memset(b, 0, self->good_len + 64);
+		memcpy(b, self->good, self->good_len);
+		mutations[i].apply((struct ktrack_probe_desc *)b, b);
+		EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, b, self->good_len, NULL))
+			TH_LOG("mutation '%s' was not rejected with EINVAL", mutations[i].what);
+	}
+	free(b);
+	/* nothing was added, and the session still works */
+	id = pt_add(self->fd, "p:after ktrack_tpt_add", NULL);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, pt_cmd("call 1", 0));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(1, info.hits);
+}
+
+TEST_F(desc, add_request_is_validated)
+{
+	struct ktrack_probe_add req = { .size = sizeof(req) };
+	struct { struct ktrack_probe_add r; __u64 extra; } big = { { .size = sizeof(big) } };
+
+	req.desc_size = self->good_len;
+	req.desc_ptr = (unsigned long)self->good;
+	req.id = 5;					/* out field set */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_ADD, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.id = 0;
+	req.desc_size = 16;				/* smaller than a header */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_ADD, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.desc_size = KTRACK_PROBE_DESC_MAX + 8;	/* too big */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_ADD, &req));
+	EXPECT_EQ(E2BIG, errno);
+	req.desc_size = self->good_len;
+	req.desc_ptr = 8;				/* unmapped */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_ADD, &req));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_ADD, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	big.r.desc_size = self->good_len;
+	big.r.desc_ptr = (unsigned long)self->good;
+	big.extra = 1;					/* unknown non-zero tail */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_ADD, &big));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(KTRACK_IOC_MAGIC, 0x2f, struct ktrack_probe_add), &req));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(desc, del_and_list_requests_are_validated)
+{
+	struct ktrack_probe_del del = { .size = sizeof(del) };
+	struct ktrack_probe_list list = { .size = sizeof(list), .count = 4, .entries_ptr = 8 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));	/* neither id nor name */
+	EXPECT_EQ(EINVAL, errno);
+	del.flags = 0x10;
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	EXPECT_EQ(EINVAL, errno);
+	del.flags = KTRACK_PROBE_DEL_ALL;
+	strcpy(del.name, "x");					/* ALL with a name */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	EXPECT_EQ(EINVAL, errno);
+	memset(del.name, 'a', sizeof(del.name));		/* unterminated */
+	del.flags = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_LT(0, pt_add(self->fd, "p:l ktrack_tpt_add", NULL));
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_LIST, &list));	/* bad pointer */
+	EXPECT_EQ(EFAULT, errno);
+	list.count = 0;						/* count query */
+	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_LIST, &list));
+	EXPECT_EQ(1, list.count);
+}
+
+/* Malformed specs through the CLI: message and caret, nothing added. */
+TEST_F(desc, ktrackctl_rejects_malformed_specs_with_caret)
+{
+	static const struct { const char *spec, *msg; int caret; } cases[] = {
+		{ "p ktrack_tpt_add +8($arg9):u32", "function arguments are $arg1..$arg6", 20 },
+		{ "p ktrack_tpt_add $retval", "only for return probes", 17 },
+		{ "p nosuch_function_xyz", "symbol not found", 2 },
+		{ "q ktrack_tpt_add", "unknown probe type", 0 },
+		{ "p ktrack_tpt_add a=$arg1:u7", "unknown type", 25 },
+		{ "p ktrack_tpt_add a=$arg1 if a ~ 3", "is for strings", 30 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char caret[128];
+		int rc = kt_run(self->out, sizeof(self->out), "%s probe compile '%s'", kt_ktrackctl(),
+				cases[i].spec);
+
+		EXPECT_EQ(1, rc) TH_LOG("%s: %s", cases[i].spec, self->out);
+		EXPECT_NE(NULL, strstr(self->out, cases[i].msg)) TH_LOG("%s", self->out);
+		snprintf(caret, sizeof(caret), "\n  %*s^", cases[i].caret, "");
+		EXPECT_NE(NULL, strstr(self->out, caret)) TH_LOG("%s", self->out);
+	}
+}
+
+/* Kernel errnos become sentences: a module function that is not probeable. */
+TEST_F(desc, kernel_refusals_say_why)
+{
+	int id;
+
+	/* kprobe machinery itself is blacklisted */
+	id = pt_add(self->fd, "p:bl kprobe_int3_handler", NULL);
+	EXPECT_EQ(-EOPNOTSUPP, id);
+	/* an offset inside an instruction is not probeable either */
+	id = pt_add(self->fd, "p:mid ktrack_tpt_add+1", NULL);
+	EXPECT_EQ(-EOPNOTSUPP, id);
+}
+
+TEST_HARNESS_MAIN
