@@ -281,12 +281,12 @@ static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
 	if (p->kind == KTRACK_PROBE_FUNCS)
 		strscpy(in->target, p->func_names[0], sizeof(in->target));
 	else if (p->symbol[0] && p->module[0])
-		snprintf(in->target, sizeof(in->target), "%s:%s+%llu", p->module, p->symbol,
+		scnprintf(in->target, sizeof(in->target), "%s:%s+%llu", p->module, p->symbol,
 			 p->offset);
 	else if (p->symbol[0])
-		snprintf(in->target, sizeof(in->target), "%s+%llu", p->symbol, p->offset);
+		scnprintf(in->target, sizeof(in->target), "%s+%llu", p->symbol, p->offset);
 	else
-		snprintf(in->target, sizeof(in->target), "0x%llx", p->addr);
+		scnprintf(in->target, sizeof(in->target), "0x%llx", p->addr);
 }
 
 static long kt_ioctl_list(struct ktrack_session *s, void __user *arg)
