@@ -191,9 +191,8 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	p->state = KTRACK_PROBE_ST_PENDING;
 	ret = kt_arm(p);
 	/* MOD:SYM on a module that is not loaded: wait for it */
-	if (ret == -ENOENT && p->module[0] && p->kind != KTRACK_PROBE_FUNCS) {
+	if (ret == -ENOENT && p->module[0] && p->kind != KTRACK_PROBE_FUNCS)
 		ret = kt_module_loaded(p->module) ? -ENOENT : 0;
-	}
 	if (ret)
 		goto unlock;
 	req.id = p->id;

@@ -15,30 +15,7 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
-struct ktrack_tpt_inner {
-	u64 magic;
-	const char *str;
-};
-
-struct ktrack_tpt_outer {
-	int id;
-	struct ktrack_tpt_inner *in;
-	char name[16];
-	const char *label;
-	u32 arr[4];
-};
-
-/* Exported (not static) so that GCC keeps their signatures intact. */
-int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f);
-long ktrack_tpt_struct(struct ktrack_tpt_outer *o);
-int ktrack_tpt_string(const char *s, const char __user *us);
-int ktrack_tpt_ptr(void *bad);
-int ktrack_tpt_sleep(unsigned int ms);
-int ktrack_tpt_block(void);
-int ktrack_tpt_glob_one(int x);
-int ktrack_tpt_glob_two(int x);
-int ktrack_tpt_glob_three(int x);
-int ktrack_tpt_glob_four(int x);
+#include "ktrack_test_probe_target.h"
 
 /* Read by @SYM fetches. */
 u32 ktrack_tpt_global = 0x5a5a1234;
@@ -62,7 +39,7 @@ static bool tpt_released;
 static DECLARE_WAIT_QUEUE_HEAD(tpt_wq);
 
 /* Compiler barrier on the arguments so that none is optimised away. */
-#define TPT_USE(x) asm volatile("" : : "r"(x) : "memory")
+#define TPT_USE(x) do { asm volatile("" : : "r"(x) : "memory"); } while (0)
 
 noinline int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f)
 {
