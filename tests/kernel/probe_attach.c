@@ -49,7 +49,7 @@ TEST_F(attach, glob_covers_available_filter_functions_with_paired_exits)
 					     "ktrack_tpt_glob_three", "ktrack_tpt_glob_two" };
 	static const int arg[] = { 40, 10, 30, 20 };
 	int id = pt_add(self->fd, "f:g ktrack_tpt_glob_*%both a=$arg1:s32 ret=$retval:s32 d=$duration", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	char out[1 << 14];
 	size_t len;
 	int i, listed;
@@ -141,7 +141,7 @@ TEST_F(attach, tracepoint_sched_process_fork_sees_every_fork)
 
 TEST_F(attach, module_reload_pending_armed_disarmed_20_cycles)
 {
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	int id, cycle;
 
 	ASSERT_EQ(0, kt_rmmod(PT_MODULE));
@@ -200,7 +200,7 @@ static void pt_wait_inside(struct __test_metadata *_metadata, int want)
 TEST_F(attach, maxactive_exhaustion_reports_exact_misses)
 {
 	int id = pt_add(self->fd, "r2:mx ktrack_tpt_block ret=$retval:s32", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	pid_t kids[5];
 	size_t len;
 	int i;

@@ -45,7 +45,7 @@ TEST_F(probe, args_and_types_exact)
 {
 	int id = pt_add(self->fd, "p:add ktrack_tpt_add a=$arg1:s32 b=$arg2:x64 c=$arg3:u8 d=$arg4:s16 "
 			"e=$arg5:x64 f=$arg6:s8 comm=$comm cpu=$cpu", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	struct ktrack_rec_probe *r;
 	struct ktrack_rec_hdr *h;
 	size_t len, pos = 0;
@@ -142,7 +142,7 @@ TEST_F(probe, faulting_reads_record_the_marker)
 {
 	int id = pt_add(self->fd, "p:f ktrack_tpt_ptr v=+0($arg1):u64 s=+0($arg1):string "
 			"deep=+8(+0($arg1)):u32 ok=$arg1", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	struct ktrack_rec_probe *r;
 	size_t len, pos = 0;
 	uint64_t v, ok;
@@ -171,7 +171,7 @@ TEST_F(probe, retval_duration_and_args_at_exit)
 {
 	int id = pt_add(self->fd, "r:rs ktrack_tpt_sleep ret=$retval:s32 dur=$duration ms=$arg1:u32", NULL);
 	int id2 = pt_add(self->fd, "r:ra ktrack_tpt_add a=$arg1:s32 ret=$retval:s32", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	struct ktrack_rec_probe *r;
 	size_t len, pos = 0;
 	int32_t ret, a;
@@ -213,7 +213,7 @@ TEST_F(probe, filter_passes_exactly_the_expected_hits)
 	int idc = pt_add(self->fd, "p:cf ktrack_tpt_glob_one x=$arg1:s32 if comm ~ \"probe_f*\" && x == 10",
 			 NULL);
 	int idn = pt_add(self->fd, "p:cn ktrack_tpt_glob_two x=$arg1 if comm == \"nomatch\" || x < 0", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	struct ktrack_rec_probe *r;
 	size_t len, pos = 0;
 	char cmd[32];
@@ -251,7 +251,7 @@ TEST_F(probe, hit_limit_stack_registers_and_symbols)
 	int idl = pt_add(self->fd, "p:hl ktrack_tpt_glob_two", "--limit 2");
 	int ids = pt_add(self->fd, "p:sk ktrack_tpt_glob_three", "--stack 8");
 	int idr = pt_add(self->fd, "p:rg ktrack_tpt_glob_four x=%di:s32 ra=$stack0:symbol", NULL);
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	struct ktrack_rec_probe *r;
 	struct ktrack_rec_hdr *h;
 	size_t len, pos = 0;
@@ -299,7 +299,7 @@ TEST_F(probe, delete_stops_hits_and_close_detaches)
 {
 	int id = pt_add(self->fd, "p:d ktrack_tpt_glob_one", NULL);
 	struct ktrack_probe_del del = { .size = sizeof(del) };
-	struct ktrack_probe_info info;
+	struct ktrack_probe_info info = { 0 };
 	int fd2;
 
 	ASSERT_LT(0, id);

@@ -20,6 +20,7 @@ struct ktrack_tpt_outer {
 	u32 arr[4];
 };
 
+extern u32 ktrack_tpt_global;	/* read by @SYM fetches */
 int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f);
 long ktrack_tpt_struct(struct ktrack_tpt_outer *o);
 int ktrack_tpt_string(const char *s, const char __user *us);
