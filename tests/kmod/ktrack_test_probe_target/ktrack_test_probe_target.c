@@ -39,7 +39,7 @@ static bool tpt_released;
 static DECLARE_WAIT_QUEUE_HEAD(tpt_wq);
 
 /* Compiler barrier on the arguments so that none is optimised away. */
-#define TPT_USE(x) asm volatile("" : : "r"(x) : "memory")
+#define TPT_USE(x) ({ asm volatile("" : : "r"(x) : "memory"); })
 
 noinline int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f)
 {
