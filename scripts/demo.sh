@@ -3,7 +3,7 @@
 # machine, and run a live session, printing what a user would see.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-ctl=$root/build/user/bin/ktrackctl
+ctl=${KTRACK_CTL:-$root/build/user/bin/ktrackctl}
 mods=$root/build/modules/$(uname -r)
 step() { printf '\n$ %s\n' "$*"; }
 run() {
@@ -36,5 +36,23 @@ wait "$recorder"
 run ktrackctl report /tmp/demo.ktrack
 run ktrackctl stats -s demo
 run ktrackctl session destroy demo
+
+# Dynamic probes: a return probe with its return value and latency, live;
+# then one fprobe (6.12) or kprobe+kretprobe pair (6.1) over two functions,
+# recorded to a file and analysed.
+step "ktrackctl trace -d 3s -c cat 'r:vfsread vfs_read ret=\$retval:s64 lat=\$duration' &"
+"$ctl" trace -d 3s -c cat 'r:vfsread vfs_read ret=$retval:s64 lat=$duration' &
+tracer=$!
+sleep 1.5
+cat /etc/hostname >/dev/null
+wait "$tracer"
+step "ktrackctl record -q -o /tmp/vfs.ktrack -d 3s 'f:vfs vfs_read,vfs_write%both' &"
+"$ctl" record -q -o /tmp/vfs.ktrack -d 3s 'f:vfs vfs_read,vfs_write%both' &
+recorder=$!
+sleep 1.5
+ls -R /usr/share/doc >/dev/null
+wait "$recorder"
+run ktrackctl profile /tmp/vfs.ktrack
+run ktrackctl hist /tmp/vfs.ktrack
 run rmmod ktrack_test_emit
 run ktrackctl unload
