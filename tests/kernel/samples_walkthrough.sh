@@ -4,7 +4,8 @@
 # code).  Runs inside the test VM as root, from the repository root:
 #
 #   tests/vm/run --kernel all -- tests/kernel/run-all 'samples*'
-#   tests/kernel/samples_walkthrough.sh [SAMPLE...]     (already in a guest)
+#   tests/kernel/samples_walkthrough.sh [-v] [SAMPLE...]  (already in a guest;
+#                                        -v quotes every step's output)
 #
 # The convention (also described in samples/README.md):
 #  - Only fenced blocks opened with ```console are tested.  In them a line
@@ -41,6 +42,10 @@ import sys
 
 root = sys.argv[1]
 wanted = sys.argv[2:]
+# -v: quote every step's output (to write or update a README's expected lines).
+verbose = bool(wanted) and wanted[0] == "-v"
+if verbose:
+    wanted = wanted[1:]
 samples_dir = os.path.join(root, "samples")
 
 
@@ -245,10 +250,11 @@ for name in names:
             missing = check_output(expected, out)
             if missing is not None:
                 diag.append(f"expected line not found (in order): {missing}")
-            if diag:
+            ok = not diag
+            if diag or verbose:
                 diag.append("output was:")
                 diag.append(out if out.strip() else "(nothing)")
-            tap(not diag, f"{name}: {short(cmd)}", diag)
+            tap(ok, f"{name}: {short(cmd)}", diag)
         for rx in b["expect"]:
             ok = re.search(rx, block_out, re.MULTILINE) is not None
             tap(ok, f"{name}: block at line {b['line']} output matches /{rx}/",
