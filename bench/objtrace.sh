@@ -5,7 +5,8 @@
 # tracer on the same function, and ktrack objtrace hooking that function
 # with 0, 1, 100 and 10,000 tracked objects (the argument is not tracked:
 # the lookup misses), plus the hit path (the argument is tracked; a record
-# per call).  Prints numbers only.
+# per call).  The tracked-object rows run once with the kernel's glob path
+# and once with the address-given set.  Prints numbers only.
 #   bench/objtrace.sh [--kernel 6.1|6.12|all] [CALLS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,20 +61,27 @@ echo >$T/trace
 
 array=$(cat $P/array)
 hot=$(cat $P/hot_obj)
-for n in 0 1 100 10000; do
-	from=()
-	if [ "$n" = 0 ]; then
-		# Something must feed the table: an allocator that never runs here.
-		from=(--from 'r:ktrack_test_obj_alloc $retval')
-	fi
-	for ((i = 0; i < n; i++)); do
-		from+=(--from "$(printf '0x%x' $((array + i * 64)))")
+# The same function hooked two ways: the kernel's glob path (first 6
+# arguments checked), and by address as userspace resolves it
+# (KTRACK_OBJF_FUNC_ADDRS, here with --module: its own ftrace_ops).
+for mode in glob addr; do
+	for n in 0 1 100 10000; do
+		from=()
+		if [ "$n" = 0 ]; then
+			# Something must feed the table: an allocator that never runs here.
+			from=(--from 'r:ktrack_test_obj_alloc $retval')
+		fi
+		for ((i = 0; i < n; i++)); do
+			from+=(--from "$(printf '0x%x' $((array + i * 64)))")
+		done
+		sel=()
+		[ "$mode" = addr ] && sel=(--module ktrack_test_objtrace)
+		out=$(mktemp)
+		"$ctl" objtrace "${from[@]}" "${sel[@]}" --functions ktrack_test_obj_hot --no-free \
+			--max-objects 10000 -- bash -c 'measure > '"$out" >/dev/null 2>&1
+		row "objtrace ($mode), $n tracked, miss" "$(cat "$out")"
+		rm -f "$out"
 	done
-	out=$(mktemp)
-	"$ctl" objtrace "${from[@]}" --functions ktrack_test_obj_hot --no-free --max-objects 10000 \
-		-- bash -c 'measure > '"$out" >/dev/null 2>&1
-	row "objtrace, $n tracked, miss" "$(cat "$out")"
-	rm -f "$out"
 done
 out=$(mktemp)
 "$ctl" objtrace --from "$(printf '0x%x' "$hot")" --watch +4:u16 --functions ktrack_test_obj_hot --no-free \

@@ -61,6 +61,7 @@ u64 ktrack_probe_features(void);
 long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd,
 			   void __user *arg);
 void ktrack_objtrace_session_release(struct ktrack_session *s);
+u64 ktrack_objtrace_features(void);
 int ktrack_objtrace_init(void);
 void ktrack_objtrace_exit(void);
 

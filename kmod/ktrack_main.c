@@ -168,7 +168,8 @@ static long ktrack_ioctl_version(void __user *arg)
 	memset(&v, 0, sizeof(v));
 	v.size = sizeof(v);
 	v.abi_version = KTRACK_ABI_VERSION;
-	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | ktrack_probe_features();
+	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | ktrack_probe_features() |
+		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
 	strscpy(v.kernel_release, utsname()->release, sizeof(v.kernel_release));
 	if (copy_to_user(arg, &v, min_t(size_t, usize, sizeof(v))))

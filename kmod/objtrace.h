@@ -17,11 +17,15 @@
 #include <linux/list_nulls.h>
 #include <linux/llist.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
 #include <uapi/ktrack.h>
 #include "ktrack_internal.h"
+
+/* Entries of an address-given set closer than this name one function. */
+#define OBJTRACE_SAME_FUNC	8
 
 /* objtrace_obj.state */
 #define OBJTRACE_FREE	0	/* on the free list */
@@ -83,6 +87,17 @@ struct objtrace_source {
 	bool registered;
 };
 
+/*
+ * One group of an address-given function set (KTRACK_OBJF_FUNC_ADDRS): the
+ * functions that check the same arguments share an ftrace_ops.
+ */
+struct objtrace_fset {
+	struct ftrace_ops ops;
+	struct objtrace_state *st;
+	u8 mask;			/* arguments to check */
+	bool reg;
+};
+
 /* Per-session object tracker. */
 struct objtrace_state {
 	struct list_head node;		/* objtrace_states, under objtrace_mutex */
@@ -99,7 +114,10 @@ struct objtrace_state {
 	atomic64_t ended[KTRACK_OBJ_END_MAX];
 	atomic64_t lives;
 
-	struct ftrace_ops ops;		/* the hooked function set */
+	struct ftrace_ops ops;		/* the hooked function set (globs) */
+	struct objtrace_fset *fsets;	/* or these (KTRACK_OBJF_FUNC_ADDRS) */
+	unsigned int nr_fsets;
+	struct ktrack_obj_func *funcs;	/* the entries, until hooks_prepare */
 	struct ftrace_ops kfree_ops;	/* kfree(ptr) */
 	struct ftrace_ops cache_free_ops;	/* kmem_cache_free(s, ptr) */
 	struct ftrace_ops dtor_ops;	/* cfg.destructor(..., ptr, ...) */
@@ -127,6 +145,8 @@ bool objtrace_untrack(struct objtrace_state *st, unsigned long addr, u32 reason,
 		      unsigned long ip, unsigned long parent_ip);
 void objtrace_untrack_all(struct objtrace_state *st, u32 reason);
 int objtrace_hooks_prepare(struct objtrace_state *st);
+int objtrace_funcs_check(const struct ktrack_obj_func *funcs, unsigned int n,
+			 unsigned int nr_args);
 int objtrace_hooks_register(struct objtrace_state *st);
 void objtrace_hooks_unregister(struct objtrace_state *st);
 void objtrace_hooks_free(struct objtrace_state *st);
@@ -135,6 +155,38 @@ void objtrace_hooks_free(struct objtrace_state *st);
 int objtrace_source_check(const struct ktrack_obj_source *desc);
 int objtrace_sources_register(struct objtrace_state *st);
 void objtrace_sources_unregister(struct objtrace_state *st);
+
+/*
+ * Guard against the tracker's own calls.  ftrace's recursion lock lets one
+ * nested entry through per context (its "transition" bit, for an interrupt
+ * that arrives before preempt_count says so), so a hooked function that the
+ * tracker itself calls (copy_from_kernel_nofault() with the object address,
+ * the ring buffer, ...) would be recorded as a hit of the object, and a hit
+ * inside a hit.  Every entry into the tracker (hooks, sources, ioctls, the
+ * driver API) holds this per-CPU, per-context-level flag; a hook that finds
+ * it set returns at once.  Preemption is disabled by the callers.
+ */
+struct objtrace_busy {
+	u8 level[4];		/* task, softirq, hardirq, NMI */
+};
+DECLARE_PER_CPU(struct objtrace_busy, objtrace_busy);
+
+static __always_inline bool objtrace_guard_enter(void)
+{
+	u8 *b = &this_cpu_ptr(&objtrace_busy)->level[interrupt_context_level()];
+
+	if (READ_ONCE(*b))
+		return false;
+	WRITE_ONCE(*b, 1);
+	barrier();
+	return true;
+}
+
+static __always_inline void objtrace_guard_exit(void)
+{
+	barrier();
+	WRITE_ONCE(this_cpu_ptr(&objtrace_busy)->level[interrupt_context_level()], 0);
+}
 
 /* A value that may point to a kernel object (cheap pre-filter). */
 static __always_inline bool objtrace_kptr(unsigned long v)

@@ -10,6 +10,7 @@
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/trace_recursion.h>
 #include <linux/uaccess.h>
@@ -105,8 +106,8 @@ static const u8 objtrace_drop_of_errno[] = {
  * Start a life for 'addr' (any context).  Returns 0 and the life id, or a
  * negative errno whose reason is counted in stats.dropped[].
  */
-notrace int objtrace_track(struct objtrace_state *st, unsigned long addr, u32 source,
-			   unsigned long ip, u64 parent_life, u64 *life)
+static notrace int __objtrace_track(struct objtrace_state *st, unsigned long addr,
+				   u32 source, unsigned long ip, u64 parent_life, u64 *life)
 {
 	u64 vals[KTRACK_OBJ_MAX_WATCH] = { 0 };
 	struct objtrace_obj *obj;
@@ -139,8 +140,8 @@ notrace int objtrace_track(struct objtrace_state *st, unsigned long addr, u32 so
 	return 0;
 }
 
-notrace bool objtrace_untrack(struct objtrace_state *st, unsigned long addr, u32 reason,
-			      unsigned long ip, unsigned long parent_ip)
+static notrace bool __objtrace_untrack(struct objtrace_state *st, unsigned long addr,
+				      u32 reason, unsigned long ip, unsigned long parent_ip)
 {
 	struct objtrace_obj *obj;
 	u64 life;
@@ -154,6 +155,44 @@ notrace bool objtrace_untrack(struct objtrace_state *st, unsigned long addr, u32
 	return true;
 }
 
+DEFINE_PER_CPU(struct objtrace_busy, objtrace_busy);
+
+/*
+ * Entries from outside the hook (ioctls, sources, the driver API): hold the
+ * guard, so that the hooked functions the tracker calls are not hits.
+ * -EBUSY (counted) when the tracker is already running on this CPU at this
+ * context level, e.g. a source probe inside a function the hook calls.
+ */
+notrace int objtrace_track(struct objtrace_state *st, unsigned long addr, u32 source,
+			   unsigned long ip, u64 parent_life, u64 *life)
+{
+	int ret = -EBUSY;
+
+	preempt_disable_notrace();
+	if (objtrace_guard_enter()) {
+		ret = __objtrace_track(st, addr, source, ip, parent_life, life);
+		objtrace_guard_exit();
+	} else {
+		atomic64_inc(&st->dropped[KTRACK_OBJ_DROP_BUSY]);
+	}
+	preempt_enable_notrace();
+	return ret;
+}
+
+notrace bool objtrace_untrack(struct objtrace_state *st, unsigned long addr, u32 reason,
+			      unsigned long ip, unsigned long parent_ip)
+{
+	bool ret = false;
+
+	preempt_disable_notrace();
+	if (objtrace_guard_enter()) {
+		ret = __objtrace_untrack(st, addr, reason, ip, parent_ip);
+		objtrace_guard_exit();
+	}
+	preempt_enable_notrace();
+	return ret;
+}
+
 /* End every life (ioctl context), then give the entries back at once. */
 void objtrace_untrack_all(struct objtrace_state *st, u32 reason)
 {
@@ -164,8 +203,15 @@ void objtrace_untrack_all(struct objtrace_state *st, u32 reason)
 		struct objtrace_obj *obj = &t->pool[i];
 		unsigned long key = READ_ONCE(obj->key);
 
-		if (atomic_read(&obj->state) == OBJTRACE_LIVE)
+		if (atomic_read(&obj->state) != OBJTRACE_LIVE)
+			continue;
+		preempt_disable();
+		/* Task context of an ioctl: nothing else of ours runs here. */
+		if (objtrace_guard_enter()) {
 			objtrace_end(st, obj, key, READ_ONCE(obj->life), reason, 0, 0);
+			objtrace_guard_exit();
+		}
+		preempt_enable();
 	}
 	irq_work_sync(&t->reclaim);
 	objtrace_table_reclaim(t);
@@ -181,7 +227,7 @@ static notrace void objtrace_follow(struct objtrace_state *st, struct objtrace_o
 	    !objtrace_kptr(p) || p == READ_ONCE(obj->derived))
 		return;
 	WRITE_ONCE(obj->derived, p);
-	objtrace_track(st, p, KTRACK_OBJ_SRC_DERIVED, 0, life, NULL);
+	__objtrace_track(st, p, KTRACK_OBJ_SRC_DERIVED, 0, life, NULL);
 }
 
 static notrace void objtrace_hit(struct objtrace_state *st, struct objtrace_obj *obj,
@@ -250,13 +296,18 @@ limits:
 		objtrace_end(st, obj, addr, life, KTRACK_OBJ_END_HITS, ip, parent_ip);
 }
 
-/* Entry of a function of the hooked set: check its first nr_args arguments. */
-static notrace void objtrace_func(unsigned long ip, unsigned long parent_ip,
-				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+/*
+ * Entry of a hooked function: check the arguments in 'mask' against the
+ * tracked set.  Inlined into each ftrace callback, so the glob path (first
+ * nr_args arguments) and the typed path (only the arguments whose type is a
+ * pointer to the tracked struct) pay only for what they check.
+ */
+static __always_inline void objtrace_check_args(struct objtrace_state *st, unsigned int mask,
+						unsigned long ip, unsigned long parent_ip,
+						struct ftrace_regs *fregs)
 {
-	struct objtrace_state *st = container_of(op, struct objtrace_state, ops);
 	unsigned long seen[KTRACK_OBJ_MAX_ARGS];
-	unsigned int i, nr_args, nseen = 0;
+	unsigned int i, nseen = 0;
 	int bit;
 
 	/* Nothing tracked: the cost is this one load. */
@@ -267,13 +318,19 @@ static notrace void objtrace_func(unsigned long ip, unsigned long parent_ip,
 		this_cpu_inc(st->pcpu->recursion);
 		return;
 	}
-	nr_args = st->cfg.nr_args;
-	for (i = 0; i < nr_args; i++) {
-		unsigned long v = ktrack_fregs_arg(fregs, i);
+	if (!objtrace_guard_enter()) {
+		this_cpu_inc(st->pcpu->recursion);
+		goto unlock;
+	}
+	for (i = 0; mask; i++, mask >>= 1) {
+		unsigned long v;
 		struct objtrace_obj *obj;
 		unsigned int j;
 		u64 life;
 
+		if (!(mask & 1))
+			continue;
+		v = ktrack_fregs_arg(fregs, i);
 		if (!objtrace_kptr(v))
 			continue;
 		/* One hit per call: the first argument that holds the object. */
@@ -287,7 +344,27 @@ static notrace void objtrace_func(unsigned long ip, unsigned long parent_ip,
 		seen[nseen++] = v;
 		objtrace_hit(st, obj, v, life, i, ip, parent_ip);
 	}
+	objtrace_guard_exit();
+unlock:
 	ftrace_test_recursion_unlock(bit);
+}
+
+/* Entry of a function matched by a glob: check its first nr_args arguments. */
+static notrace void objtrace_func(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct objtrace_state *st = container_of(op, struct objtrace_state, ops);
+
+	objtrace_check_args(st, (1U << st->cfg.nr_args) - 1, ip, parent_ip, fregs);
+}
+
+/* Entry of a function of an address-given group: check the group's mask. */
+static notrace void objtrace_fset_func(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct objtrace_fset *fs = container_of(op, struct objtrace_fset, ops);
+
+	objtrace_check_args(fs->st, fs->mask, ip, parent_ip, fregs);
 }
 
 static notrace void objtrace_free_arg(struct objtrace_state *st, unsigned int arg,
@@ -304,9 +381,15 @@ static notrace void objtrace_free_arg(struct objtrace_state *st, unsigned int ar
 		this_cpu_inc(st->pcpu->recursion);
 		return;
 	}
+	if (!objtrace_guard_enter()) {
+		this_cpu_inc(st->pcpu->recursion);
+		goto unlock;
+	}
 	v = ktrack_fregs_arg(fregs, arg);
 	if (objtrace_kptr(v))
-		objtrace_untrack(st, v, reason, ip, parent_ip);
+		__objtrace_untrack(st, v, reason, ip, parent_ip);
+	objtrace_guard_exit();
+unlock:
 	ftrace_test_recursion_unlock(bit);
 }
 
@@ -344,10 +427,104 @@ static int objtrace_filter_one(struct ftrace_ops *ops, const char *name)
 	return ftrace_set_filter(ops, buf, len, 0);
 }
 
+static int objtrace_cmp_ulong(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Validate an address-given function set (ioctl context, before anything
+ * changes): zero padding, a non-empty mask within nr_args, kernel addresses,
+ * no function twice, at most KTRACK_OBJ_MAX_MASKS groups.  Whether each
+ * address is an ftrace location is checked by ftrace_set_filter_ips() in
+ * objtrace_hooks_prepare().
+ */
+int objtrace_funcs_check(const struct ktrack_obj_func *funcs, unsigned int n,
+			 unsigned int nr_args)
+{
+	u8 masks[KTRACK_OBJ_MAX_MASKS];
+	unsigned int i, j, nr_masks = 0;
+	unsigned long *addrs;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct ktrack_obj_func *f = &funcs[i];
+
+		if (memchr_inv(f->__pad, 0, sizeof(f->__pad)) || !f->arg_mask ||
+		    f->arg_mask >= 1U << nr_args || !objtrace_kptr(f->addr))
+			return -EINVAL;
+		for (j = 0; j < nr_masks && masks[j] != f->arg_mask; j++)
+			;
+		if (j < nr_masks)
+			continue;
+		if (nr_masks == KTRACK_OBJ_MAX_MASKS)
+			return -E2BIG;
+		masks[nr_masks++] = f->arg_mask;
+	}
+	addrs = kvmalloc_array(n, sizeof(*addrs), GFP_KERNEL);
+	if (!addrs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		addrs[i] = funcs[i].addr;
+	sort(addrs, n, sizeof(*addrs), objtrace_cmp_ulong, NULL);
+	/*
+	 * ftrace maps a symbol address to the __fentry__ site a few bytes in
+	 * (after endbr64 with IBT), so two entries closer than
+	 * OBJTRACE_SAME_FUNC bytes name the same function; distinct functions
+	 * are at least 16 bytes apart (function alignment).
+	 */
+	for (i = 1; i < n && !ret; i++)
+		if (addrs[i] - addrs[i - 1] < OBJTRACE_SAME_FUNC)
+			ret = -EINVAL;
+	kvfree(addrs);
+	return ret;
+}
+
+/* One ftrace_ops per distinct argument mask of the address-given set. */
+static int objtrace_fsets_prepare(struct objtrace_state *st)
+{
+	const struct ktrack_obj_func *f = st->funcs;
+	unsigned int n = st->cfg.functions_len, i, g, nr = 0, cnt;
+	u8 masks[KTRACK_OBJ_MAX_MASKS];
+	unsigned long *ips;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		for (g = 0; g < nr && masks[g] != f[i].arg_mask; g++)
+			;
+		if (g == nr)
+			masks[nr++] = f[i].arg_mask;
+	}
+	st->fsets = kcalloc(nr, sizeof(*st->fsets), GFP_KERNEL);
+	ips = kvmalloc_array(n, sizeof(*ips), GFP_KERNEL);
+	if (!st->fsets || !ips) {
+		kvfree(ips);
+		return -ENOMEM;
+	}
+	st->nr_fsets = nr;
+	for (g = 0; g < nr && !ret; g++) {
+		struct objtrace_fset *fs = &st->fsets[g];
+
+		fs->st = st;
+		fs->mask = masks[g];
+		fs->ops.func = objtrace_fset_func;
+		for (i = 0, cnt = 0; i < n; i++)
+			if (f[i].arg_mask == masks[g])
+				ips[cnt++] = f[i].addr;
+		/* -EINVAL when an address is not an ftrace location. */
+		ret = ftrace_set_filter_ips(&fs->ops, ips, cnt, 0, 0);
+	}
+	kvfree(ips);
+	st->nr_functions = n;
+	return ret;
+}
+
 /*
  * Build the filters of every ops from the configuration (ioctl context).
- * Fails with -EINVAL when a glob matches no traceable function; the caller
- * then calls objtrace_hooks_free().
+ * Fails with -EINVAL when a glob matches no traceable function or an address
+ * is not an ftrace location; the caller then calls objtrace_hooks_free().
  */
 int objtrace_hooks_prepare(struct objtrace_state *st)
 {
@@ -359,7 +536,12 @@ int objtrace_hooks_prepare(struct objtrace_state *st)
 	st->cache_free_ops.func = objtrace_cache_free_func;
 	st->dtor_ops.func = objtrace_dtor_func;
 	st->nr_functions = 0;
-	while ((tok = strsep(&p, " \t\n,")) != NULL) {
+	if (st->cfg.flags & KTRACK_OBJF_FUNC_ADDRS) {
+		ret = objtrace_fsets_prepare(st);
+		if (ret)
+			return ret;
+	}
+	while (p && (tok = strsep(&p, " \t\n,")) != NULL) {
 		if (!*tok)
 			continue;
 		/* ftrace_set_filter() edits its buffer: tok is our own copy. */
@@ -384,6 +566,7 @@ int objtrace_hooks_prepare(struct objtrace_state *st)
 
 int objtrace_hooks_register(struct objtrace_state *st)
 {
+	unsigned int i;
 	int ret = 0;
 
 	if (!(st->cfg.flags & KTRACK_OBJF_NO_FREE)) {
@@ -402,10 +585,18 @@ int objtrace_hooks_register(struct objtrace_state *st)
 			goto err;
 		st->dtor_reg = true;
 	}
-	ret = register_ftrace_function(&st->ops);
-	if (ret)
-		goto err;
-	st->ops_reg = true;
+	for (i = 0; i < st->nr_fsets; i++) {
+		ret = register_ftrace_function(&st->fsets[i].ops);
+		if (ret)
+			goto err;
+		st->fsets[i].reg = true;
+	}
+	if (st->functions) {
+		ret = register_ftrace_function(&st->ops);
+		if (ret)
+			goto err;
+		st->ops_reg = true;
+	}
 	return 0;
 err:
 	objtrace_hooks_unregister(st);
@@ -415,8 +606,15 @@ err:
 /* After this returns no handler of 'st' runs (ftrace synchronizes). */
 void objtrace_hooks_unregister(struct objtrace_state *st)
 {
+	unsigned int i;
+
 	if (st->ops_reg)
 		unregister_ftrace_function(&st->ops);
+	for (i = 0; i < st->nr_fsets; i++) {
+		if (st->fsets[i].reg)
+			unregister_ftrace_function(&st->fsets[i].ops);
+		st->fsets[i].reg = false;
+	}
 	if (st->dtor_reg)
 		unregister_ftrace_function(&st->dtor_ops);
 	if (st->cache_free_reg)
@@ -431,6 +629,13 @@ void objtrace_hooks_unregister(struct objtrace_state *st)
 
 void objtrace_hooks_free(struct objtrace_state *st)
 {
+	unsigned int i;
+
+	for (i = 0; i < st->nr_fsets; i++)
+		ftrace_free_filter(&st->fsets[i].ops);
+	kfree(st->fsets);
+	st->fsets = NULL;
+	st->nr_fsets = 0;
 	ftrace_free_filter(&st->ops);
 	ftrace_free_filter(&st->kfree_ops);
 	ftrace_free_filter(&st->cache_free_ops);

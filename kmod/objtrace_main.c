@@ -85,7 +85,7 @@ static int objtrace_check_config(const struct ktrack_obj_config *c)
 {
 	unsigned int i;
 
-	if (c->flags & ~KTRACK_OBJF_ALL || c->__pad)
+	if (c->flags & ~KTRACK_OBJF_ALL)
 		return -EINVAL;
 	if (!c->max_objects || c->max_objects > KTRACK_OBJ_MAX_OBJECTS)
 		return -E2BIG;
@@ -95,8 +95,18 @@ static int objtrace_check_config(const struct ktrack_obj_config *c)
 		return -E2BIG;
 	if (!c->functions_len || !c->functions_ptr)
 		return -EINVAL;
-	if (c->functions_len > KTRACK_OBJ_FUNCS_MAX)
-		return -E2BIG;
+	if (c->flags & KTRACK_OBJF_FUNC_ADDRS) {
+		/* The entry layout is versioned by its size. */
+		if (c->func_size != sizeof(struct ktrack_obj_func))
+			return -EINVAL;
+		if (c->functions_len > KTRACK_OBJ_MAX_FUNC_ADDRS)
+			return -E2BIG;
+	} else {
+		if (c->func_size)
+			return -EINVAL;
+		if (c->functions_len > KTRACK_OBJ_FUNCS_MAX)
+			return -E2BIG;
+	}
 	if (strnlen(c->destructor, sizeof(c->destructor)) == sizeof(c->destructor))
 		return -EINVAL;
 	if (c->destructor[0] ? c->destructor_arg >= KTRACK_OBJ_MAX_ARGS : c->destructor_arg)
@@ -124,11 +134,60 @@ static int objtrace_check_config(const struct ktrack_obj_config *c)
  * Set the configuration: a new state is built aside and replaces the old one
  * (with its table and sources) only when everything worked.
  */
+/* Copy in and validate an address-given function set (ktrack_obj_func[]). */
+static struct ktrack_obj_func *objtrace_funcs_copy(const struct ktrack_obj_config *c, int *err)
+{
+	struct ktrack_obj_func *funcs;
+
+	funcs = kvmalloc_array(c->functions_len, sizeof(*funcs), GFP_KERNEL);
+	if (!funcs) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (copy_from_user(funcs, u64_to_user_ptr(c->functions_ptr),
+			   array_size(c->functions_len, sizeof(*funcs))))
+		*err = -EFAULT;
+	else
+		*err = objtrace_funcs_check(funcs, c->functions_len, c->nr_args);
+	if (*err) {
+		kvfree(funcs);
+		return NULL;
+	}
+	return funcs;
+}
+
+/* Copy in a glob list: functions_len bytes without a NUL inside. */
+static char *objtrace_globs_copy(const struct ktrack_obj_config *c, int *err)
+{
+	char *funcs = kvmalloc(c->functions_len + 1, GFP_KERNEL);
+
+	if (!funcs) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = 0;
+	if (copy_from_user(funcs, u64_to_user_ptr(c->functions_ptr), c->functions_len))
+		*err = -EFAULT;
+	funcs[c->functions_len] = 0;
+	if (!*err && strlen(funcs) != c->functions_len)
+		*err = -EINVAL;
+	if (*err) {
+		kvfree(funcs);
+		return NULL;
+	}
+	return funcs;
+}
+
+/*
+ * Set the configuration: a new state is built aside and replaces the old one
+ * (with its table and sources) only when everything worked.
+ */
 static long objtrace_ioc_config(struct objtrace_state **stp, void __user *arg)
 {
 	struct objtrace_state *st = *stp, *nst;
+	struct ktrack_obj_func *addrs = NULL;
 	struct ktrack_obj_config c;
-	char *funcs, *work;
+	char *funcs = NULL, *work = NULL;
 	u32 usize;
 	int ret;
 
@@ -140,20 +199,17 @@ static long objtrace_ioc_config(struct objtrace_state **stp, void __user *arg)
 	ret = objtrace_check_config(&c);
 	if (ret)
 		return ret;
+	if (c.flags & KTRACK_OBJF_FUNC_ADDRS)
+		addrs = objtrace_funcs_copy(&c, &ret);
+	else
+		funcs = objtrace_globs_copy(&c, &ret);
+	if (ret)
+		return ret;
 	nst = kzalloc(sizeof(*nst), GFP_KERNEL);
-	funcs = kvmalloc(c.functions_len + 1, GFP_KERNEL);
-	work = kvmalloc(c.functions_len + 1, GFP_KERNEL);
-	if (!nst || !funcs || !work) {
+	if (funcs)
+		work = kvmalloc(c.functions_len + 1, GFP_KERNEL);
+	if (!nst || (funcs && !work)) {
 		ret = -ENOMEM;
-		goto err;
-	}
-	if (copy_from_user(funcs, u64_to_user_ptr(c.functions_ptr), c.functions_len)) {
-		ret = -EFAULT;
-		goto err;
-	}
-	funcs[c.functions_len] = 0;
-	if (strlen(funcs) != c.functions_len) {
-		ret = -EINVAL;
 		goto err;
 	}
 	nst->cfg = c;
@@ -164,12 +220,17 @@ static long objtrace_ioc_config(struct objtrace_state **stp, void __user *arg)
 	if (ret)
 		goto err_unconf;
 	/* The filter parser edits its buffer: give it a copy. */
-	memcpy(work, funcs, c.functions_len + 1);
+	if (funcs)
+		memcpy(work, funcs, c.functions_len + 1);
 	nst->functions = work;
+	nst->funcs = addrs;
 	ret = objtrace_hooks_prepare(nst);
 	nst->functions = funcs;
+	nst->funcs = NULL;
 	kvfree(work);
 	work = NULL;
+	kvfree(addrs);
+	addrs = NULL;
 	if (ret)
 		goto err_unconf;
 	nst->configured = true;
@@ -183,6 +244,7 @@ err_unconf:
 	nst->functions = NULL;
 	objtrace_unconfigure(nst);
 err:
+	kvfree(addrs);
 	kvfree(work);
 	kvfree(funcs);
 	kfree(nst);
@@ -395,6 +457,11 @@ void ktrack_objtrace_session_release(struct ktrack_session *s)
 		kfree(st);
 	}
 	mutex_unlock(&objtrace_mutex);
+}
+
+u64 ktrack_objtrace_features(void)
+{
+	return KTRACK_FEAT_OBJTRACE | KTRACK_FEAT_OBJ_FUNC_ADDRS;
 }
 
 int ktrack_objtrace_init(void)

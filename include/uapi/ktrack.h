@@ -36,6 +36,7 @@
 #define KTRACK_FEAT_TRACEPOINT	(1ULL << 5)	/* probes on static tracepoints */
 #define KTRACK_FEAT_OBJTRACE	(1ULL << 6)
 #define KTRACK_FEAT_NAMED_SESS	(1ULL << 7)
+#define KTRACK_FEAT_OBJ_FUNC_ADDRS (1ULL << 8)	/* KTRACK_OBJF_FUNC_ADDRS */
 
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
@@ -581,7 +582,26 @@ struct ktrack_obj_watch {
 #define KTRACK_OBJF_API		(1U << 1)	/* accept ktrack_obj_track() */
 #define KTRACK_OBJF_DERIVE	(1U << 2)	/* follow derive_offset */
 #define KTRACK_OBJF_NO_FREE	(1U << 3)	/* do not hook kfree/kmem_cache_free */
-#define KTRACK_OBJF_ALL		0xfU
+#define KTRACK_OBJF_FUNC_ADDRS	(1U << 4)	/* functions_ptr: ktrack_obj_func[] */
+#define KTRACK_OBJF_ALL		0x1fU
+
+/*
+ * KTRACK_OBJF_FUNC_ADDRS: the function set as resolved by userspace (e.g.
+ * through BTF: only the functions that take a pointer to the tracked
+ * struct), one entry per function with the arguments to check there.  The
+ * kernel hooks exactly these functions (each address must be an ftrace
+ * location: the function's symbol address or its __fentry__ call site),
+ * with one ftrace_ops per distinct arg_mask, so a hit checks only the
+ * arguments of the right type.  Announced by KTRACK_FEAT_OBJ_FUNC_ADDRS.
+ */
+#define KTRACK_OBJ_MAX_FUNC_ADDRS 65536	/* entries per configuration */
+#define KTRACK_OBJ_MAX_MASKS	16	/* distinct arg_mask values */
+
+struct ktrack_obj_func {
+	__u64 addr;		/* function address, unique in the set */
+	__u8 arg_mask;		/* bit n: check argument n; 0 < mask < 1 << nr_args */
+	__u8 __pad[7];
+};
 
 struct ktrack_obj_config {
 	__u32 size;
@@ -593,14 +613,16 @@ struct ktrack_obj_config {
 	__u64 max_age_ns;	/* per life; 0 = unlimited */
 	/*
 	 * Functions to hook: user pointer to 'functions_len' bytes (no NUL
-	 * needed) of space-separated ftrace globs ("vfs_* do_open", "*").
+	 * needed) of space-separated ftrace globs ("vfs_* do_open", "*"), or
+	 * with KTRACK_OBJF_FUNC_ADDRS to 'functions_len' entries (1..
+	 * KTRACK_OBJ_MAX_FUNC_ADDRS) of struct ktrack_obj_func.
 	 */
 	__u64 functions_ptr;
 	__u32 functions_len;	/* 1..KTRACK_OBJ_FUNCS_MAX */
 	__u32 destructor_arg;	/* 0-based argument of destructor[] */
 	char destructor[KTRACK_OBJ_SYM_MAX];	/* "" or a function: untrack its arg */
 	__u32 derive_offset;	/* KTRACK_OBJF_DERIVE: pointer field to follow */
-	__u32 __pad;
+	__u32 func_size;	/* KTRACK_OBJF_FUNC_ADDRS: sizeof(struct ktrack_obj_func); else 0 */
 	struct ktrack_obj_watch watch[KTRACK_OBJ_MAX_WATCH];
 };
 

@@ -109,6 +109,91 @@ TEST_F(bad, config_rejected_and_nothing_changes)
 	ot_unchanged(_metadata, self->fd, self->base);
 }
 
+/* The address-given function set (KTRACK_OBJF_FUNC_ADDRS). */
+TEST_F(bad, function_addresses_rejected_and_nothing_changes)
+{
+	static struct ktrack_obj_func f[KTRACK_OBJ_MAX_MASKS + 2];
+	static struct ktrack_obj_func many[KTRACK_OBJ_MAX_FUNC_ADDRS + 1];
+	uint64_t step1 = ot_kallsyms("ktrack_test_obj_step1");
+	uint64_t step2 = ot_kallsyms("ktrack_test_obj_step2");
+	uint64_t notrace = ot_kallsyms("trace_clock_local");
+	struct ktrack_obj_config c;
+	unsigned int i;
+
+	ASSERT_NE(0, step1);
+	ASSERT_NE(0, step2);
+	ASSERT_NE(0, notrace);
+#define BADF(setup, err) do {						\
+		memset(f, 0, sizeof(f));				\
+		f[0].addr = step1;					\
+		f[0].arg_mask = 1;					\
+		f[1].addr = step2;					\
+		f[1].arg_mask = 2;					\
+		ot_addr_config(&c, f, 2);				\
+		setup;							\
+		EXPECT_EQ(err, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c)) \
+			TH_LOG("%s", #setup);				\
+		ot_unchanged(_metadata, self->fd, self->base);		\
+	} while (0)
+	BADF(c.func_size = 0, -EINVAL);			/* flag without entry size */
+	BADF(c.func_size = sizeof(f[0]) + 8, -EINVAL);	/* unknown entry layout */
+	BADF(c.flags = 0, -EINVAL);			/* entry size without the flag */
+	BADF(c.functions_len = 0, -EINVAL);
+	BADF(c.functions_len = KTRACK_OBJ_MAX_FUNC_ADDRS + 1, -E2BIG);
+	BADF(c.functions_ptr = 8, -EFAULT);
+	BADF(f[1].arg_mask = 0, -EINVAL);			/* checks nothing */
+	BADF(f[1].arg_mask = 0x40, -EINVAL);		/* argument 7 */
+	BADF(c.nr_args = 1, -EINVAL);			/* mask 2 beyond nr_args */
+	BADF(f[1].__pad[3] = 1, -EINVAL);
+	BADF(f[1].addr = 0x400000, -EINVAL);		/* user address */
+	BADF(f[1].addr = step1, -EINVAL);			/* duplicate */
+	BADF(f[1].addr = step1 + 4, -EINVAL);		/* same function, fentry form */
+	BADF(f[1].addr = notrace, -EINVAL);		/* not traceable */
+	BADF(for (i = 0; i < KTRACK_OBJ_MAX_MASKS + 1; i++) {
+		f[i].addr = step1 + 16 * i; f[i].arg_mask = i + 1; }
+	     c.functions_len = KTRACK_OBJ_MAX_MASKS + 1, -E2BIG);	/* too many groups */
+#undef BADF
+	for (i = 0; i < KTRACK_OBJ_MAX_FUNC_ADDRS + 1; i++) {
+		many[i].addr = step1 + 16 * i;
+		many[i].arg_mask = 1;
+	}
+	ot_addr_config(&c, many, KTRACK_OBJ_MAX_FUNC_ADDRS + 1);
+	EXPECT_EQ(-E2BIG, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c));
+	ot_unchanged(_metadata, self->fd, self->base);
+}
+
+/*
+ * A good address-given set: the masks say which arguments are checked.
+ * The module's run makes two lives: step1(o), step2(a, o), step_same(o),
+ * step6(.., o), free(o); then step1(o), free(o).  Hooking step1 (arg 1),
+ * step2 with the wrong mask (arg 1) and step6 (arg 6) gives 2 + 0 + 1 hits.
+ */
+TEST_F(bad, function_addresses_accepted_with_masks)
+{
+	struct ktrack_obj_func f[3] = {
+		{ .addr = ot_kallsyms("ktrack_test_obj_step1"), .arg_mask = 0x1 },
+		{ .addr = ot_kallsyms("ktrack_test_obj_step2"), .arg_mask = 0x1 },
+		{ .addr = ot_kallsyms("ktrack_test_obj_step6"), .arg_mask = 0x20 },
+	};
+	struct ktrack_version v = { .size = sizeof(v) };
+	struct ktrack_obj_stats st;
+	struct ktrack_obj_config c;
+
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_VERSION, &v));
+	EXPECT_TRUE(v.features & KTRACK_FEAT_OBJ_FUNC_ADDRS);
+	ot_addr_config(&c, f, 3);
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c));
+	ASSERT_EQ(0, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
+	ASSERT_EQ(0, ot_stats(self->fd, &st));
+	EXPECT_EQ(3, st.nr_functions);
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ENABLE, NULL));
+	ASSERT_EQ(0, ot_param_write("run", "1"));
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_DISABLE, NULL));
+	ASSERT_EQ(0, ot_stats(self->fd, &st));
+	EXPECT_EQ(2, st.lives);
+	EXPECT_EQ(3, st.hits);
+}
+
 TEST_F(bad, sources_rejected_and_nothing_changes)
 {
 	struct ktrack_obj_source s;

@@ -113,4 +113,33 @@ static inline uint64_t ot_param_read(const char *param)
 	return strtoull(buf, NULL, 0);
 }
 
+/* Address of a text symbol in /proc/kallsyms (first match), or 0. */
+static inline uint64_t ot_kallsyms(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name) &&
+		    (type == 't' || type == 'T'))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
+/* An address-given function set (KTRACK_OBJF_FUNC_ADDRS) of 'n' entries. */
+static inline void ot_addr_config(struct ktrack_obj_config *c, const struct ktrack_obj_func *f,
+				  unsigned int n)
+{
+	ot_default_config(c, "x");
+	c->flags = KTRACK_OBJF_FUNC_ADDRS;
+	c->func_size = sizeof(*f);
+	c->functions_ptr = (uintptr_t)f;
+	c->functions_len = n;
+}
+
 #endif /* KTRACK_OBJTRACE_HELPERS_H */

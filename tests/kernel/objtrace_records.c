@@ -120,6 +120,45 @@ TEST_F(records, exact_path_args_values_and_new_life)
 	EXPECT_EQ(0, ot_life_block(self->out, a1, 2, l, 16));
 }
 
+/*
+ * Only one module's functions ('*:mod:MOD', and --module): resolved in
+ * userspace from available_filter_functions' [MOD] suffix, hooked by
+ * address; the path through the module is the same as with the glob.
+ */
+TEST_F(records, module_only_function_set)
+{
+	const char *forms[] = { "--functions '*:mod:" OT_TESTMOD "'",
+				"--module " OT_TESTMOD " --functions 'ktrack_test_obj_*'" };
+	char l[16][512];
+	unsigned int i;
+	uint64_t a1;
+	int n;
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, kt_run(self->out, OUT_MAX,
+				    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --watch +4:u16 "
+				    "--stats %s -- " OT_RUN_CMD, kt_ktrackctl(), forms[i]))
+			TH_LOG("%s", self->out);
+		EXPECT_TRUE(ot_has(self->out, "hooking ", " functions (all ", " matching '", NULL))
+			TH_LOG("%s", self->out);
+		a1 = ot_param_read("addr1");
+		n = ot_life_block(self->out, a1, 0, l, 16);
+		ASSERT_EQ(7, n) TH_LOG("%s", self->out);
+		EXPECT_TRUE(ot_has(l[1], " ktrack_test_obj_step1 <- ", "  arg1  +4=0x10", NULL)) TH_LOG("%s", l[1]);
+		EXPECT_TRUE(ot_has(l[2], " ktrack_test_obj_step2 <- ", "  arg2  +4=0x20  changed", NULL))
+			TH_LOG("%s", l[2]);
+		EXPECT_TRUE(ot_has(l[4], " ktrack_test_obj_step6 <- ", "  arg6  +4=0x30  changed", NULL))
+			TH_LOG("%s", l[4]);
+		/* Nothing outside the module was hooked. */
+		EXPECT_EQ(NULL, strstr(self->out, " vfs_")) TH_LOG("%s", self->out);
+	}
+	/* A module that is not loaded matches nothing: a usage error. */
+	EXPECT_EQ(1, kt_run(self->out, OUT_MAX,
+			    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --module ktrack_no_such_mod "
+			    "-- true", kt_ktrackctl()));
+	EXPECT_TRUE(ot_has(self->out, "no traceable function matches", NULL)) TH_LOG("%s", self->out);
+}
+
 TEST_F(records, changes_only_says_where_last_seen_unchanged)
 {
 	char l[16][512];

@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "ktrack/error.hpp"
 #include "ktrack/objtrace.hpp"
+#include "ktrack/objtrace_funcs.hpp"
 #include "ktrack/ring_reader.hpp"
 #include "ktrack/session.hpp"
 #include "ktrack/symbols.hpp"
@@ -28,6 +29,8 @@ struct ObjtraceOpts {
   std::vector<std::string> from;
   std::vector<std::string> watch;
   std::vector<std::string> functions;
+  std::string module;
+  bool no_btf = false;
   bool changes_only = false;
   bool api = false;
   bool no_free = false;
@@ -105,8 +108,13 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
   cmd->add_option("--watch", o->watch, "Value to record at each hit: STRUCT->FIELD[:TYPE] (BTF) or +OFF:TYPE")
       ->allow_extra_args(false);
   cmd->add_option("--functions", o->functions,
-                  "Functions to hook: ftrace globs, space-separated (default '*')")
+                  "Functions to hook: ftrace globs, space-separated (default '*'); GLOB:mod:MODULE for one "
+                  "module's")
       ->allow_extra_args(false);
+  cmd->add_option("--module", o->module, "Hook only functions of this module (like '*:mod:MODULE')");
+  cmd->add_flag("--no-btf", o->no_btf,
+                "Do not narrow the functions by BTF argument types: check the first --args arguments "
+                "of every matching function");
   cmd->add_flag("--changes-only", o->changes_only, "Record a hit only when a watched value changed");
   cmd->add_option("--max-objects", o->max_objects, "Objects tracked at once (table size)");
   cmd->add_option("--args", o->args, "Arguments checked at each function entry (1..6)");
@@ -126,6 +134,9 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
       "Ctrl-C), then prints each object's life: where it came from, every hooked function\n"
       "it went through (argument position, watched values, changes) and how it ended.\n"
       "Objects are untracked on kfree/kmem_cache_free so a reused address is a new life.\n"
+      "With BTF, when the objects' struct is known (a STRUCT->FIELD watch, or the source's\n"
+      "type: alloc_inode returns a struct inode *), only the functions that take a pointer\n"
+      "to it are hooked, and only those arguments are checked (--no-btf: all of them).\n"
       "Examples:\n"
       "  sudo ktrackctl objtrace --from 'r:alloc_inode $retval' --watch 'inode->i_mode:u16' \\\n"
       "       --functions '*' -- ls /tmp/newdir\n"
@@ -138,6 +149,9 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
     ktrack::SessionConfig sc;
     sc.buf_pages = o->buf_pages;
     session.configure(sc);
+    bool kernel_addrs = session.device().version().features & KTRACK_FEAT_OBJ_FUNC_ADDRS;
+    std::string note = ktrack::resolve_obj_functions(cfg, o->module, !o->no_btf, kernel_addrs);
+    if (!note.empty()) fmt::print(stderr, "{}\n", note);
     ktrack::apply_obj_config(session.fd(), cfg, false);
 
     ktrack::ObjLifeBuilder builder;

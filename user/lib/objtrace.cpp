@@ -199,8 +199,11 @@ void ObjConfig::validate() const {
     throw UsageError(fmt::format("--args must be 1..{}", KTRACK_OBJ_MAX_ARGS));
   if (watches.size() > KTRACK_OBJ_MAX_WATCH)
     throw UsageError(fmt::format("at most {} --watch values per object", KTRACK_OBJ_MAX_WATCH));
+  if (func_addrs.size() > KTRACK_OBJ_MAX_FUNC_ADDRS)
+    throw UsageError(fmt::format("{} functions selected; the limit is {}: narrow --functions",
+                                 func_addrs.size(), KTRACK_OBJ_MAX_FUNC_ADDRS));
   if (trim(functions).empty()) throw UsageError("--functions needs at least one function or glob");
-  if (functions.size() > KTRACK_OBJ_FUNCS_MAX)
+  if (func_addrs.empty() && functions.size() > KTRACK_OBJ_FUNCS_MAX)
     throw UsageError(fmt::format("--functions is {} bytes; the limit is {}: use globs", functions.size(),
                                  KTRACK_OBJ_FUNCS_MAX));
   size_t probes = 0;
@@ -221,6 +224,12 @@ ktrack_obj_config ObjConfig::to_uapi() const {
   c.nr_watch = static_cast<uint32_t>(watches.size());
   c.functions_ptr = reinterpret_cast<uintptr_t>(functions.data());
   c.functions_len = static_cast<uint32_t>(functions.size());
+  if (!func_addrs.empty()) {
+    c.flags |= KTRACK_OBJF_FUNC_ADDRS;
+    c.func_size = sizeof(ktrack_obj_func);
+    c.functions_ptr = reinterpret_cast<uintptr_t>(func_addrs.data());
+    c.functions_len = static_cast<uint32_t>(func_addrs.size());
+  }
   std::snprintf(c.destructor, sizeof(c.destructor), "%s", destructor.c_str());
   c.destructor_arg = destructor.empty() ? 0 : destructor_arg;
   c.derive_offset = (flags & KTRACK_OBJF_DERIVE) ? derive_offset : 0;
@@ -237,8 +246,9 @@ std::string explain_obj_errno(std::string_view what, int err) {
   switch (err) {
     case EINVAL:
       advice =
-          "a value is out of range or a function/glob matches no traceable function "
-          "(see /sys/kernel/tracing/available_filter_functions)";
+          "a value is out of range, a function/glob matches no traceable function "
+          "(see /sys/kernel/tracing/available_filter_functions), or an address of the function set is "
+          "not a traceable function (try --no-btf)";
       break;
     case ENOENT:
       advice = "no such function in the running kernel (or the object is not tracked)";

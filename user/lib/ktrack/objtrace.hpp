@@ -92,10 +92,15 @@ struct ObjConfig {
   std::string destructor;
   uint32_t destructor_arg = 0;
   uint32_t derive_offset = 0;
+  // When not empty: the exact function set (KTRACK_OBJF_FUNC_ADDRS), e.g.
+  // resolved through BTF (objtrace_funcs.hpp); 'functions' then only names
+  // the globs it came from.
+  std::vector<ktrack_obj_func> func_addrs;
 
   // Checks ranges before the kernel does, with sentences; throws UsageError.
   void validate() const;
-  // The ioctl argument; functions_ptr points into this->functions.
+  // The ioctl argument; functions_ptr points into this->functions (or
+  // this->func_addrs).
   ktrack_obj_config to_uapi() const;
 };
 
