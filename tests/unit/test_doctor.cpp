@@ -88,4 +88,17 @@ TEST_F(FakeRoots, KtrackNotLoadedWarns) {
   EXPECT_NE(r.fix.find("ktrackctl load"), std::string::npos);
 }
 
+TEST(ProbeMisses, NoneIsOk) {
+  EXPECT_EQ(ktrack::check_probe_misses({}).level, ktrack::CheckLevel::Ok);
+  EXPECT_EQ(ktrack::check_probe_misses({{"web", "rd", 10, 0}}).level, ktrack::CheckLevel::Ok);
+}
+
+TEST(ProbeMisses, MissesAreNamedWithTheFix) {
+  auto r = ktrack::check_probe_misses({{"web", "rd", 10, 0}, {"misses", "sl", 6, 3}});
+  EXPECT_EQ(r.level, ktrack::CheckLevel::Warn);
+  EXPECT_NE(r.message.find("sl in session 'misses' (3 missed, 6 hit)"), std::string::npos);
+  EXPECT_EQ(r.message.find("rd in"), std::string::npos);
+  EXPECT_NE(r.fix.find("probe list"), std::string::npos);
+}
+
 }  // namespace

@@ -12,7 +12,8 @@ const Command doctor_cmd(90, [](CLI::App &app) {
   auto *cmd = app.add_subcommand("doctor", "Check what silently breaks tracing and say how to fix it");
   cmd->footer(
       "Checks: tracefs mounted, kernel lockdown, module signature enforcement, module\n"
-      "taints that make the kernel ignore a module's tracepoints, ktrack loaded, kprobes on.\n"
+      "taints that make the kernel ignore a module's tracepoints, ktrack loaded, kprobes on,\n"
+      "probes of named sessions that missed calls (kretprobe maxactive).\n"
       "Exit status 2 when a check fails.\nExample:\n  sudo ktrackctl doctor");
   cmd->callback([] {
     int failed = 0;

@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "ktrack/error.hpp"
 #include "ktrack/module_loader.hpp"
+#include "ktrack/probe_client.hpp"
+#include "ktrack/session.hpp"
 #include "ktrack/sysfs.hpp"
 
 #include <uapi/ktrack.h>
@@ -99,9 +102,48 @@ CheckResult check_kprobes_enabled() {
 
 }  // namespace
 
+CheckResult check_probe_misses(const std::vector<ProbeMisses> &probes) {
+  std::string list;
+  for (const auto &p : probes)
+    if (p.misses)
+      list += fmt::format("{}{} in session '{}' ({} missed, {} hit)", list.empty() ? "" : ", ", p.probe,
+                          p.session, p.misses, p.hits);
+  if (list.empty())
+    return {"probe_misses", CheckLevel::Ok,
+            probes.empty() ? "no ktrack probe in a named session to check"
+                           : "no ktrack probe in a named session missed a call",
+            ""};
+  return {"probe_misses", CheckLevel::Warn,
+          "these probes missed calls, so their counts and latencies leave out exactly the calls that "
+          "overlapped (often the slow ones): " +
+              list,
+          "give a return probe more instances (r64:NAME ..., default max(10, 2 x CPUs)) and compare "
+          "MISSES with HITS in 'ktrackctl probe list -s SESSION'"};
+}
+
+std::vector<ProbeMisses> collect_probe_misses() {
+  std::vector<ProbeMisses> out;
+  std::error_code ec;
+  if (!fs::exists(kDevicePath, ec)) return out;
+  try {
+    for (const auto &info : Session::list()) {
+      Session s = Session::attach(info.name);
+      for (const auto &p : ProbeClient(s.fd()).list()) out.push_back({info.name, p.name, p.hits, p.misses});
+    }
+  } catch (const Error &) {
+    // Not root, or a session destroyed meanwhile: report what was seen.
+  }
+  return out;
+}
+
 std::vector<CheckResult> run_doctor_checks() {
-  return {check_tracefs(),       check_lockdown(),      check_sig_enforce(),
-          check_module_taints(), check_ktrack_loaded(), check_kprobes_enabled()};
+  return {check_tracefs(),
+          check_lockdown(),
+          check_sig_enforce(),
+          check_module_taints(),
+          check_ktrack_loaded(),
+          check_kprobes_enabled(),
+          check_probe_misses(collect_probe_misses())};
 }
 
 }  // namespace ktrack
