@@ -1,6 +1,7 @@
 // Trace file and raw stream: round trips, CPU merge, symbols and comms,
 // truncated and corrupted inputs (clear error, never a crash), formatters.
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -141,6 +142,26 @@ class TraceFile : public ::testing::Test {
 }  // namespace
 
 TEST(Crc32, KnownValue) { EXPECT_EQ(crc32(0, "123456789", 9), 0xCBF43926u); }
+
+TEST(Crc32c, KnownValueAndChaining) {
+  EXPECT_EQ(crc32c(0, "123456789", 9), 0xE3069283u);
+  // Any split gives the same checksum (the 8-byte loop and the tail agree).
+  std::string s(1000, '\0');
+  for (size_t i = 0; i < s.size(); i++) s[i] = static_cast<char>(i * 7 + 3);
+  uint32_t whole = crc32c(0, s.data(), s.size());
+  for (size_t cut : {1, 7, 8, 9, 500, 999})
+    EXPECT_EQ(crc32c(crc32c(0, s.data(), cut), s.data() + cut, s.size() - cut), whole) << cut;
+  // Large buffers take the three-stream path; small pieces the plain one.
+  std::string big(3 * 65536 + 13, '\0');
+  for (size_t i = 0; i < big.size(); i++) big[i] = static_cast<char>((i * 2654435761u) >> 13);
+  for (size_t len : {size_t(3 * 4096), size_t(3 * 4096 + 5), size_t(50001), big.size()}) {
+    uint32_t pieces = 0;
+    for (size_t at = 0; at < len; at += 1000)
+      pieces = crc32c(pieces, big.data() + at, std::min<size_t>(1000, len - at));
+    EXPECT_EQ(crc32c(0, big.data(), len), pieces) << len;
+    EXPECT_EQ(crc32c(crc32c(0, big.data(), 4), big.data() + 4, len - 4), pieces) << len;
+  }
+}
 
 TEST(Symbolizer, LookupAndFormat) {
   Symbolizer s;
@@ -288,10 +309,10 @@ TEST_F(TraceFile, WrongFormatVersionIsExplained) {
   ChunkHeader h;
   std::memcpy(&h, data.data() + 8, sizeof(h));
   std::string meta = data.substr(8 + sizeof(h), h.len);
-  size_t at = meta.find("format_version=1");
+  size_t at = meta.find(fmt::format("format_version={}", kTraceFormatVersion));
   ASSERT_NE(at, std::string::npos);
   meta[at + 15] = '9';
-  h.crc = crc32(0, meta.data(), meta.size());
+  h.crc = crc32c(0, meta.data(), meta.size());
   std::memcpy(data.data() + 8, &h, sizeof(h));
   data.replace(8 + sizeof(h), h.len, meta);
   write_file(p, data);
@@ -301,6 +322,49 @@ TEST_F(TraceFile, WrongFormatVersionIsExplained) {
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("version 9"), std::string::npos) << e.what();
   }
+}
+
+// Format 1 files (IEEE CRC-32 checksums) still decode.
+TEST_F(TraceFile, VersionOneFilesStillRead) {
+  fs::path p = make_file(50);
+  uint64_t expected = 0;
+  {
+    TraceReader r(p.string());
+    Event ev;
+    while (r.next(ev)) expected++;
+  }
+  std::string data = read_file(p);
+  std::string out = data.substr(0, 8);
+  size_t pos = 8;
+  while (pos + sizeof(ChunkHeader) <= data.size()) {
+    ChunkHeader h;
+    std::memcpy(&h, data.data() + pos, sizeof(h));
+    std::string payload = data.substr(pos + sizeof(h), h.len);
+    if (h.type == static_cast<uint32_t>(ChunkType::Meta)) {
+      size_t at = payload.find(fmt::format("format_version={}", kTraceFormatVersion));
+      ASSERT_NE(at, std::string::npos);
+      payload[at + 15] = '1';
+    }
+    h.crc = crc32(0, payload.data(), payload.size());
+    out.append(reinterpret_cast<const char *>(&h), sizeof(h));
+    out += payload;
+    pos += sizeof(h) + h.len;
+  }
+  write_file(p, out);
+  TraceReader r(p.string());
+  Event ev;
+  uint64_t n = 0;
+  while (r.next(ev)) n++;
+  EXPECT_GE(n, 50u);
+  EXPECT_EQ(n, expected);
+  // A version 1 header with a CRC-32C checksum is a damaged file.
+  std::string mixed = out;
+  ChunkHeader h;
+  std::memcpy(&h, mixed.data() + 8, sizeof(h));
+  h.crc = crc32c(0, mixed.data() + 8 + sizeof(h), h.len);
+  std::memcpy(mixed.data() + 8, &h, sizeof(h));
+  write_file(p, mixed);
+  EXPECT_THROW(TraceReader r2(p.string()), Error);
 }
 
 TEST_F(TraceFile, RawStreamDecodesAndMerges) {

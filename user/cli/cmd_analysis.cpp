@@ -145,12 +145,13 @@ class ViewSource {
       return;
     }
     ktrack::StopSignals signals;
-    ktrack::Event ev;
+    ka::RecordRef ref(*decoder_);
     ka::Sample s;
     capture_->run(
         [&](std::span<const uint8_t> rec) {
-          if (!decoder_->decode(rec, ev)) return;
-          ka::sample_from_event(ev, s);
+          if (!ktrack::check_record(rec)) return;
+          ref.reset(rec);
+          ka::sample_from_ref(ref, &capture_->comms(), s);
           if (filter_.matches(s)) fn(s);
         },
         ktrack::StopSignals::flag(),

@@ -18,13 +18,22 @@ bool sample_from_record(const void *rec, size_t len, Sample &s) {
   if (h.len < sizeof(h) || h.len > len) return false;
   const auto *payload = static_cast<const uint8_t *>(rec) + sizeof(h);
   size_t plen = h.len - sizeof(h);
-  s = Sample{};
+  // Field by field, not s = Sample{}: this runs once per record and a
+  // block clear of the whole struct costs more than the assignments.
   s.ts = h.ts;
   s.pid = h.pid;
   s.tgid = h.tgid;
   s.cpu = h.cpu;
   s.type = h.type;
   s.flags = h.flags;
+  s.kind = Kind::Other;
+  s.probe_id = 0;
+  s.ip = s.parent_ip = 0;
+  s.lost = s.lost_first = s.lost_last = 0;
+  s.stack = nullptr;
+  s.stack_nr = 0;
+  s.text = {};
+  s.comm = {};
   s.origin = rec;
   switch (h.type) {
     case KTRACK_REC_PROBE: {
@@ -196,6 +205,31 @@ Out::~Out() {
   } catch (...) {
     // Destructors must not throw; callers that care call flush() first.
   }
+}
+
+void Out::spaces(size_t n) {
+  static constexpr std::string_view kSpaces =
+      "                                                                ";
+  while (n) {
+    size_t k = std::min(n, kSpaces.size());
+    buf_.append(kSpaces.data(), kSpaces.data() + k);
+    n -= k;
+  }
+}
+
+void Out::pad_left(std::string_view s, size_t width) {
+  if (s.size() < width) spaces(width - s.size());
+  buf_.append(s.data(), s.data() + s.size());
+}
+
+void Out::pad_right(std::string_view s, size_t width) {
+  buf_.append(s.data(), s.data() + s.size());
+  if (s.size() < width) spaces(width - s.size());
+}
+
+void Out::number(uint64_t v, size_t width) {
+  fmt::format_int f(v);
+  pad_left(std::string_view(f.data(), f.size()), width);
 }
 
 void Out::flush() {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -10,20 +11,28 @@
 
 namespace ktrack::analysis {
 
-void sample_from_event(const Event &ev, Sample &s) {
-  if (!sample_from_record(ev.raw.data(), ev.raw.size(), s)) {
-    // The decoder accepted the header; a payload too short for its type
-    // leaves only the header fields.
+void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s) {
+  std::span<const uint8_t> raw = ref.raw();
+  if (!sample_from_record(raw.data(), raw.size(), s)) {
+    // A payload too short for its type leaves only the header fields (the
+    // reader validated the header).
+    ktrack_rec_hdr h{};
+    std::memcpy(&h, raw.data(), std::min(raw.size(), sizeof(h)));
     s = Sample{};
-    s.ts = ev.ts;
-    s.pid = ev.pid;
-    s.tgid = ev.tgid;
-    s.cpu = ev.cpu;
-    s.type = ev.type;
-    s.flags = ev.flags;
+    s.ts = h.ts;
+    s.pid = h.pid;
+    s.tgid = h.tgid;
+    s.cpu = h.cpu;
+    s.type = h.type;
+    s.flags = h.flags;
   }
-  s.comm = ev.comm;
-  s.origin = &ev;
+  if (comms) {
+    s.comm = comms->lookup(s.pid);
+    if (s.comm.empty() && s.tgid != s.pid) s.comm = comms->lookup(s.tgid);
+  } else {
+    s.comm = {};
+  }
+  s.origin = &ref;
 }
 
 std::string EventNames::probe_name(uint32_t probe_id) const {
@@ -62,8 +71,8 @@ int EventNames::field_id(std::string_view name) const {
 
 const FieldValue *EventNames::lookup(const Sample &s, int id) const {
   if (id < 0 || !s.origin) return nullptr;
-  const auto *ev = static_cast<const Event *>(s.origin);
-  if (!ev->schema) return nullptr;
+  const Event *ev = static_cast<const RecordRef *>(s.origin)->event();
+  if (!ev || !ev->schema) return nullptr;
   uint64_t key = (reinterpret_cast<uintptr_t>(ev->schema) << 8) | static_cast<uint64_t>(id);
   int32_t &idx = index_cache_[key];
   if (!idx) {
@@ -117,8 +126,10 @@ const std::string &checked_input(const std::string &path) {
 }  // namespace
 
 FileSource::FileSource(const std::string &path)
-    : reader_(checked_input(path)), names_(reader_.schemas(), &reader_.symbols(), &reader_.comms()) {
-  primed_ = reader_.next(ev_);
+    : reader_(checked_input(path)),
+      names_(reader_.schemas(), &reader_.symbols(), &reader_.comms()),
+      ref_(reader_.decoder()) {
+  primed_ = reader_.next_raw(first_);
 }
 
 }  // namespace ktrack::analysis

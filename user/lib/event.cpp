@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstring>
@@ -290,7 +291,14 @@ std::vector<Schema> builtin_schemas() {
 
 // ---- SchemaRegistry ---------------------------------------------------------
 
-SchemaRegistry::SchemaRegistry(bool builtins) {
+namespace {
+uint64_t next_generation() {
+  static std::atomic<uint64_t> g{1};
+  return g.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+SchemaRegistry::SchemaRegistry(bool builtins) : generation_(next_generation()) {
   if (builtins)
     for (auto &s : builtin_schemas()) add(std::move(s));
 }
@@ -302,11 +310,13 @@ SchemaRegistry &SchemaRegistry::operator=(const SchemaRegistry &other) {
   store_ = other.store_;
   index_.clear();
   for (auto &s : store_) index_[key(s.rec_type, s.probe_id, s.probe_event)] = &s;
+  generation_ = next_generation();
   return *this;
 }
 
 void SchemaRegistry::add(Schema s) {
   s.validate();
+  generation_ = next_generation();
   uint64_t k = key(s.rec_type, s.probe_id, s.probe_event);
   auto it = index_.find(k);
   if (it != index_.end()) {
@@ -422,13 +432,17 @@ uint64_t FieldValue::at(uint32_t i) const {
 void CommTable::set(uint32_t pid, std::string comm) { map_[pid] = std::move(comm); }
 
 std::string_view CommTable::lookup(uint32_t pid) const {
+  Slot &cached = cache_[pid % cache_.size()];
+  if (cached.comm && cached.pid == pid) return *cached.comm;
   auto it = map_.find(pid);
-  if (it != map_.end()) return it->second;
-  if (!resolver_) return {};
-  auto c = resolver_(pid);
-  auto &slot = map_[pid];
-  slot = c ? std::move(*c) : std::string();
-  return slot;
+  if (it == map_.end()) {
+    // Unknown pids stay uncached: a later set() may name them.
+    if (!resolver_) return {};
+    auto c = resolver_(pid);
+    it = map_.emplace(pid, c ? std::move(*c) : std::string()).first;
+  }
+  cached = {pid, &it->second};
+  return it->second;
 }
 
 std::optional<std::string> proc_comm(uint32_t pid) {
@@ -481,6 +495,20 @@ void append_record(std::vector<uint8_t> &out, ktrack_rec_hdr hdr, std::string_vi
                 std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(payload.data()), payload.size()));
 }
 
+const Schema *Decoder::find_schema(uint16_t type, uint32_t probe_id, uint16_t probe_event) const {
+  if (cache_generation_ != schemas_->generation()) {
+    schema_cache_.fill(SchemaSlot{});
+    cache_generation_ = schemas_->generation();
+  }
+  uint64_t k = (uint64_t(type) << 48) | (uint64_t(probe_event) << 32) | probe_id;
+  SchemaSlot &slot = schema_cache_[(type * 7u + probe_id * 31u + probe_event) % schema_cache_.size()];
+  if (slot.key != k) {
+    slot.key = k;
+    slot.schema = schemas_->find(type, probe_id, probe_event);
+  }
+  return slot.schema;
+}
+
 bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error) const {
   uint32_t len = check_record(rec, error);
   if (!len) return false;
@@ -522,7 +550,7 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
     std::memcpy(&ev.probe_id, payload.data(), 4);
   }
 
-  ev.schema = schemas_->find(h.type, ev.probe_id, ev.probe_event);
+  ev.schema = find_schema(h.type, ev.probe_id, ev.probe_event);
   ev.name = ev.schema ? std::string_view(ev.schema->name) : unknown_type_name(h.type);
   if (comms_) {
     ev.comm = comms_->lookup(h.pid);

@@ -38,12 +38,26 @@ const std::string &Graph::task(uint32_t pid, std::string_view comm) {
   return n;
 }
 
+// The per-line parts are written with Out's fast paths: a graph prints a
+// line per record, and format-string parsing would be most of its cost.
 void Graph::prefix(uint16_t cpu, uint32_t pid, std::string_view comm, uint64_t ts) {
-  if (opt_.abstime) out_.print("{:>15} ", format_ts(ts));
-  if (opt_.per_task)
-    out_.print(" {:<20} {:>3}) ", task(pid, comm), cpu);
-  else
-    out_.print(" {:>2}) {:<20} ", cpu, task(pid, comm));
+  if (opt_.abstime) {
+    out_.pad_left(format_ts(ts), 15);
+    out_.write(" ");
+  }
+  if (opt_.per_task) {
+    out_.write(" ");
+    out_.pad_right(task(pid, comm), 20);
+    out_.write(" ");
+    out_.number(cpu, 3);
+    out_.write(") ");
+  } else {
+    out_.write(" ");
+    out_.number(cpu, 2);
+    out_.write(") ");
+    out_.pad_right(task(pid, comm), 20);
+    out_.write(" ");
+  }
 }
 
 void Graph::duration(uint64_t ns, bool have) {
@@ -54,15 +68,28 @@ void Graph::duration(uint64_t ns, bool have) {
   const char *m = duration_marker(ns);
   const Colors &c = opt_.colors;
   const char *col = m[0] == '+' ? c.warn : m[0] != ' ' ? c.alert : "";
-  out_.print("| {}{}{}{:>8.3f} us |  ", col, m, *col ? c.reset : "", static_cast<double>(ns) / 1e3);
+  out_.write("| ");
+  out_.write(col);
+  out_.write(m);
+  if (*col) out_.write(c.reset);
+  // "%8.3f us" in integers: microseconds and three decimals.
+  out_.number(ns / 1000, 4);
+  char frac[5] = {'.', static_cast<char>('0' + ns / 100 % 10), static_cast<char>('0' + ns / 10 % 10),
+                  static_cast<char>('0' + ns % 10), 0};
+  out_.write(frac);
+  out_.write(" us |  ");
 }
+
+void Graph::indent(size_t depth) { out_.spaces(2 * std::min(depth, kMaxIndent)); }
 
 void Graph::flush_pending(Pending &p) {
   if (!p.active) return;
   p.active = false;
   prefix(p.cpu, p.pid, {}, p.ts);
   duration(0, false);
-  out_.print("{:{}}{}() {{\n", "", 2 * std::min<size_t>(p.depth, kMaxIndent), func(p.ip));
+  indent(p.depth);
+  out_.write(func(p.ip));
+  out_.write("() {\n");
 }
 
 void Graph::add(const Sample &s) {
@@ -109,14 +136,19 @@ void Graph::add(const Sample &s) {
         p.active = false;
         prefix(p.cpu, s.pid, s.comm, c.entry_ts);
         duration(c.duration(), true);
-        out_.print("{:{}}{}();\n", "", 2 * std::min<size_t>(c.depth, kMaxIndent), func(c.ip));
+        indent(c.depth);
+        out_.write(func(c.ip));
+        out_.write("();\n");
         break;
       }
       flush_pending(p);
       prefix(s.cpu, s.pid, s.comm, s.ts);
       if (matched) {
         duration(c.duration(), true);
-        out_.print("{:{}}}} /* {} */\n", "", 2 * std::min<size_t>(c.depth, kMaxIndent), func(c.ip));
+        indent(c.depth);
+        out_.write("} /* ");
+        out_.write(func(c.ip));
+        out_.write(" */\n");
       } else {
         // Its entry is before the recording or among lost records.
         duration(0, false);

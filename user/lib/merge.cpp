@@ -12,13 +12,20 @@
 namespace ktrack {
 
 RecordMerger::RecordMerger() = default;
+
+void RecordMerger::RefRing::grow() {
+  std::vector<Ref> bigger(v.empty() ? 16384 : v.size() * 2);
+  for (size_t i = 0; i < size; i++) bigger[i] = v[(head + i) & (v.size() - 1)];
+  v = std::move(bigger);
+  head = 0;
+}
 RecordMerger::~RecordMerger() = default;
 
+// A block object with no buffer; the caller gives it one.
 RecordMerger::Block *RecordMerger::new_block() {
   if (!free_.empty()) {
     Block *b = free_.back();
     free_.pop_back();
-    b->data.clear();
     b->live = 0;
     return b;
   }
@@ -27,7 +34,17 @@ RecordMerger::Block *RecordMerger::new_block() {
 }
 
 void RecordMerger::release(Block *b) {
-  if (b && b->live == 0 && b != current_ && b != popped_from_) free_.push_back(b);
+  if (!b || b->live != 0 || b == current_ || b == popped_from_) return;
+  recycle(std::move(b->data));
+  b->data = ByteBuffer();
+  free_.push_back(b);
+}
+
+void RecordMerger::recycle(ByteBuffer &&buf) {
+  if (buf.capacity() == 0) return;
+  buf.clear();
+  // Never more buffers than were ever in flight at once (the reorder window).
+  spare_.push_back(std::move(buf));
 }
 
 void RecordMerger::add(Block *b, uint32_t off) {
@@ -50,6 +67,7 @@ void RecordMerger::push(std::span<const uint8_t> rec) {
   if (!current_ || current_->data.size() + len > current_->data.capacity()) {
     Block *old = current_;
     current_ = new_block();
+    current_->data = take_buffer();
     if (current_->data.capacity() < kBlockSize) current_->data.reserve(kBlockSize);
     release(old);
   }
@@ -59,14 +77,9 @@ void RecordMerger::push(std::span<const uint8_t> rec) {
 }
 
 ByteBuffer RecordMerger::take_buffer() {
-  if (free_.empty()) return {};
-  Block *b = free_.back();
-  free_.pop_back();
-  ByteBuffer v = std::move(b->data);
-  v.clear();
-  // The block object stays in blocks_; give it back to the pool empty.
-  b->data = ByteBuffer();
-  free_.insert(free_.begin(), b);
+  if (spare_.empty()) return {};
+  ByteBuffer v = std::move(spare_.back());
+  spare_.pop_back();
   return v;
 }
 
@@ -88,9 +101,20 @@ bool RecordMerger::pop(std::span<const uint8_t> &out) {
   Block *prev = popped_from_;
   popped_from_ = nullptr;
   release(prev);
-  if (heap_.empty()) return false;
-  Entry top = heap_.top();
-  heap_.pop();
+  Entry top;
+  if (has_hot_ && (heap_.empty() || !(hot_ > heap_.top()))) {
+    top = hot_;
+    has_hot_ = false;
+  } else if (!heap_.empty()) {
+    top = heap_.top();
+    heap_.pop();
+    if (has_hot_) {
+      heap_.push(hot_);
+      has_hot_ = false;
+    }
+  } else {
+    return false;
+  }
   auto &q = cpus_[top.cpu];
   Ref r = q.front();
   q.pop_front();
@@ -98,7 +122,10 @@ bool RecordMerger::pop(std::span<const uint8_t> &out) {
   r.block->live--;
   buffered_ -= r.len;
   popped_from_ = r.block;
-  if (!q.empty()) heap_.push({q.front().ts, seq_++, top.cpu});
+  if (!q.empty()) {
+    hot_ = {q.front().ts, seq_++, top.cpu};
+    has_hot_ = true;
+  }
   return true;
 }
 

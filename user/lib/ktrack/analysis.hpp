@@ -232,13 +232,21 @@ class Out {
   fmt::memory_buffer &buf() { return buf_; }
   template <typename... T>
   void print(fmt::format_string<T...> fmt, T &&...args) {
-    fmt::format_to(std::back_inserter(buf_), fmt, std::forward<T>(args)...);
+    // fmt::appender writes into the buffer directly (a back_inserter goes
+    // through an intermediate buffer).
+    fmt::format_to(fmt::appender(buf_), fmt, std::forward<T>(args)...);
     if (buf_.size() >= kFlushAt) flush();
   }
   void write(std::string_view s) {
     buf_.append(s.data(), s.data() + s.size());
     if (buf_.size() >= kFlushAt) flush();
   }
+  // Fast paths for the per-record views (no format string to parse; widths
+  // count bytes, as ftrace's do).
+  void spaces(size_t n);
+  void pad_left(std::string_view s, size_t width);   // right-aligned
+  void pad_right(std::string_view s, size_t width);  // left-aligned
+  void number(uint64_t v, size_t width = 0);         // right-aligned
   void maybe_flush() {
     if (buf_.size() >= kFlushAt) flush();
   }

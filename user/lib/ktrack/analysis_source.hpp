@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,8 +17,35 @@
 
 namespace ktrack::analysis {
 
-// Fills 's' from a decoded event; s.origin points to 'ev' (field access).
-void sample_from_event(const Event &ev, Sample &s);
+// What Sample::origin points to: one record, decoded into an Event only
+// when a view asks for a payload field (most records never are).
+class RecordRef {
+ public:
+  explicit RecordRef(const Decoder &decoder) : decoder_(&decoder) {}
+  void reset(std::span<const uint8_t> raw) {
+    raw_ = raw;
+    decoded_ = false;
+  }
+  std::span<const uint8_t> raw() const { return raw_; }
+  // The decoded record (null when its header is malformed).
+  const Event *event() const {
+    if (!decoded_) {
+      decoded_ = true;
+      ok_ = decoder_->decode(raw_, ev_);
+    }
+    return ok_ ? &ev_ : nullptr;
+  }
+
+ private:
+  const Decoder *decoder_;
+  std::span<const uint8_t> raw_;
+  mutable Event ev_;
+  mutable bool decoded_ = false, ok_ = false;
+};
+
+// Fills 's' from the record 'ref' holds; s.origin points to 'ref' (field
+// access) and s.comm comes from 'comms' (the pid's, else the tgid's).
+void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s);
 
 class EventNames : public Names {
  public:
@@ -55,14 +83,16 @@ class FileSource {
   uint64_t run(Filter &filter, F &&fn) {
     Sample s;
     uint64_t n = 0;
+    std::span<const uint8_t> raw = first_;
     bool more = primed_;
     primed_ = false;
-    if (!more) more = reader_.next(ev_);
+    if (!more) more = reader_.next_raw(raw);
     while (more) {
       ++n;
-      sample_from_event(ev_, s);
+      ref_.reset(raw);
+      sample_from_ref(ref_, &reader_.comms(), s);
       if (filter.matches(s)) fn(s);
-      more = reader_.next(ev_);
+      more = reader_.next_raw(raw);
     }
     return n;
   }
@@ -70,9 +100,10 @@ class FileSource {
  private:
   TraceReader reader_;
   EventNames names_;
+  RecordRef ref_;
   // The first record is read by the constructor, so the schemas (and
   // symbols, comms) in the chunks before it are known to --where/--field.
-  Event ev_;
+  std::span<const uint8_t> first_;
   bool primed_ = false;
 };
 

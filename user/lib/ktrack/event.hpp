@@ -20,6 +20,7 @@
 //   }
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -135,12 +136,17 @@ class SchemaRegistry {
   std::string serialize() const;
   static SchemaRegistry parse(std::string_view text);
 
+  // Changes whenever the registry does (unique across registries): lookup
+  // caches compare it to know they are still right.
+  uint64_t generation() const { return generation_; }
+
  private:
   static uint64_t key(uint16_t type, uint32_t probe_id, uint16_t ev) {
     return (uint64_t(type) << 48) | (uint64_t(ev) << 32) | probe_id;
   }
   std::deque<Schema> store_;
   std::unordered_map<uint64_t, Schema *> index_;
+  uint64_t generation_ = 0;
 };
 
 // The built-in schemas, as registered by SchemaRegistry's constructor.
@@ -176,10 +182,20 @@ class CommTable {
   std::string_view lookup(uint32_t pid) const;
   void set_resolver(std::function<std::optional<std::string>(uint32_t)> r) { resolver_ = std::move(r); }
   const std::unordered_map<uint32_t, std::string> &entries() const { return map_; }
-  void clear() { map_.clear(); }
+  void clear() {
+    map_.clear();
+    cache_.fill(Slot{});
+  }
 
  private:
   mutable std::unordered_map<uint32_t, std::string> map_;
+  // Direct-mapped by pid in front of the map (a lookup per record); map
+  // nodes never move, so the pointers stay valid until clear().
+  struct Slot {
+    uint32_t pid = 0;
+    const std::string *comm = nullptr;
+  };
+  mutable std::array<Slot, 256> cache_{};
   std::function<std::optional<std::string>(uint32_t)> resolver_;
 };
 
@@ -246,8 +262,18 @@ class Decoder {
   void set_comms(const CommTable *comms) { comms_ = comms; }
 
  private:
+  const Schema *find_schema(uint16_t type, uint32_t probe_id, uint16_t probe_event) const;
+
   const SchemaRegistry *schemas_;
   const CommTable *comms_;
+  // A small direct-mapped cache in front of the registry's hash map: a
+  // trace uses a handful of schemas, looked up once per record.
+  struct SchemaSlot {
+    uint64_t key = ~0ull;
+    const Schema *schema = nullptr;
+  };
+  mutable std::array<SchemaSlot, 32> schema_cache_{};
+  mutable uint64_t cache_generation_ = ~0ull;
 };
 
 }  // namespace ktrack

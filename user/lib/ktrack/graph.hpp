@@ -37,6 +37,7 @@ class Graph {
   void flush_pending(Pending &p);
   void prefix(uint16_t cpu, uint32_t pid, std::string_view comm, uint64_t ts);
   void duration(uint64_t ns, bool have);
+  void indent(size_t depth);
   const std::string &func(uint64_t ip);
   const std::string &task(uint32_t pid, std::string_view comm);
 

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -59,7 +58,9 @@ class RecordMerger {
   // The next record in merged order; false when empty.
   bool pop(std::span<const uint8_t> &out);
   size_t buffered_bytes() const { return buffered_; }
-  bool empty() const { return heap_.empty(); }
+  bool empty() const { return heap_.empty() && !has_hot_; }
+  // Gives an emptied buffer back for take_buffer() to hand out again.
+  void recycle(ByteBuffer &&buf);
 
   static constexpr uint32_t kMaxCpus = 8192;
   static constexpr size_t kBlockSize = 1 << 20;
@@ -81,14 +82,39 @@ class RecordMerger {
     uint16_t cpu;
     bool operator>(const Entry &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
   };
+  // One CPU's pending records, oldest first: a ring that grows by doubling
+  // (a deque allocates a node per few dozen records).
+  struct RefRing {
+    std::vector<Ref> v;
+    size_t head = 0, size = 0;
+    bool empty() const { return size == 0; }
+    Ref &front() { return v[head]; }
+    void pop_front() {
+      head = (head + 1) & (v.size() - 1);
+      size--;
+    }
+    void push_back(const Ref &r) {
+      if (size == v.size()) grow();
+      v[(head + size) & (v.size() - 1)] = r;
+      size++;
+    }
+    void grow();
+  };
   Block *new_block();
   void add(Block *b, uint32_t off);
   void release(Block *b);
 
-  std::vector<std::deque<Ref>> cpus_;
+  std::vector<RefRing> cpus_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
   std::vector<std::unique_ptr<Block>> blocks_;  // every block, owned
-  std::vector<Block *> free_;
+  std::vector<Block *> free_;                   // unused blocks (data empty)
+  // Emptied buffers, capacity kept: recycling them means steady-state
+  // reading touches no fresh pages (page faults cost more than decoding).
+  std::vector<ByteBuffer> spare_;
+  // The CPU popped last stays out of the heap while it keeps winning:
+  // records of one CPU come in runs, and a run costs no heap operations.
+  Entry hot_{};
+  bool has_hot_ = false;
   Block *current_ = nullptr;      // push() appends here
   Block *popped_from_ = nullptr;  // holds the last pop()'s bytes
   uint64_t seq_ = 0;
