@@ -61,6 +61,9 @@ TEST(ObjSource, RetvalAndArgs) {
   s = parse_obj_source("r:d_alloc +48($retval)");
   EXPECT_TRUE(s.deref);
   EXPECT_EQ(48u, s.deref_offset);
+  s = parse_obj_source("0xff5800edc04b4000");  // 5-level paging (LA57)
+  EXPECT_EQ(0xff5800edc04b4000ull, s.addr);
+  EXPECT_THROW(parse_obj_source("0x00ff800000000000"), UsageError);
   s = parse_obj_source("0xffff888001234500");
   EXPECT_EQ(KTRACK_OBJ_SRC_EXPLICIT, s.type);
   EXPECT_EQ(0xffff888001234500ull, s.addr);

@@ -58,7 +58,9 @@ ObjSource parse_obj_source(std::string_view spec) {
   std::string_view t = trim(spec);
   if (t.empty()) bad_source(spec, "it is empty");
   if (auto a = parse_u64(t.starts_with("addr:") ? t.substr(5) : t)) {
-    if (*a < 0xffff800000000000ull) bad_source(spec, "the address is not a kernel address");
+    // Kernel space starts at 0xffff800000000000 with 4-level paging and at
+    // 0xff00000000000000 with 5-level paging (LA57, e.g. QEMU): accept both.
+    if (*a < 0xff00000000000000ull) bad_source(spec, "the address is not a kernel address");
     s.type = KTRACK_OBJ_SRC_EXPLICIT;
     s.addr = *a;
     return s;

@@ -261,13 +261,8 @@ std::string resolve_obj_functions(ObjConfig &cfg, const std::string &module, boo
     btf = load_btf_func_args(&why);
     strct = tracked_struct(cfg, btf.get());
   }
-  if (!kernel_addrs) {
-    if (any_module)
-      throw UsageError(
-          "this ktrack.ko cannot hook a module's functions by address: load the matching module");
-    return {};
-  }
-  if (!any_module && (strct.empty() || !btf)) return {};
+  if (!kernel_addrs && any_module)
+    throw UsageError("this ktrack.ko cannot hook a module's functions by address: load the matching module");
   std::optional<std::string> list;
   bool with_addrs = false;
   for (const char *dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
@@ -276,6 +271,26 @@ std::string resolve_obj_functions(ObjConfig &cfg, const std::string &module, boo
       break;
     }
     if ((list = slurp(fmt::format("{}/available_filter_functions", dir)))) break;
+  }
+  if (!kernel_addrs || (!any_module && (strct.empty() || !btf))) {
+    // The kernel's glob path: say how much it hooks and why not fewer.
+    std::string reason = !use_btf ? "--no-btf"
+                         : !btf   ? why
+                         : strct.empty()
+                             ? "the objects' struct is unknown: watch STRUCT->FIELD or use a source "
+                               "whose BTF type is a struct pointer"
+                             : "this ktrack.ko takes no address-given function set";
+    size_t n = 0;
+    if (list)
+      for (auto &f : parse_filter_functions(*list))
+        for (auto &g : globs)
+          if (func_glob_match(g.glob, f.name)) {
+            n++;
+            break;
+          }
+    return fmt::format(
+        "hooking {} functions matching '{}', checking the first {} arguments (no type filter: {})",
+        list ? fmt::format("{}", n) : "the", cfg.functions, cfg.nr_args, reason);
   }
   if (!list)
     throw Error(

@@ -103,10 +103,10 @@ std::string tracked_struct(const ObjConfig &cfg, const BtfFuncArgs *btf);
 // Resolves cfg.functions (and 'module', --module) into cfg.func_addrs from
 // tracefs and /proc/kallsyms: typed by BTF when 'use_btf' and the struct is
 // known, otherwise all matching functions with the first nr_args checked.
-// Keeps the kernel's glob path (returns "") when there is nothing to gain:
-// no module, no type filter, or 'kernel_addrs' false (an older ktrack.ko).
-// Returns the sentence that says what is hooked and why.  Throws
-// UsageError when nothing would be hooked.
+// Keeps the kernel's glob path (cfg.func_addrs empty) when there is nothing
+// to gain: no module, no type filter, or 'kernel_addrs' false (an older
+// ktrack.ko).  Returns the sentence that says what is hooked and why.
+// Throws UsageError when nothing would be hooked.
 std::string resolve_obj_functions(ObjConfig &cfg, const std::string &module, bool use_btf, bool kernel_addrs);
 
 }  // namespace ktrack
