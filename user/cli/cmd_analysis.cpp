@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <memory>
 
@@ -15,8 +16,10 @@
 #include "ktrack/capture.hpp"
 #include "ktrack/error.hpp"
 #include "ktrack/export_perfetto.hpp"
+#include "ktrack/format.hpp"
 #include "ktrack/graph.hpp"
 #include "ktrack/hist.hpp"
+#include "ktrack/objtrace.hpp"
 #include "ktrack/profile.hpp"
 #include "ktrack/stackagg.hpp"
 #include "ktrack/top.hpp"
@@ -136,6 +139,9 @@ class ViewSource {
   }
   bool live() const { return capture_ != nullptr; }
   ka::Names &names() { return *names_; }
+  ka::FileSource *file() { return file_.get(); }
+  // Addresses to names: the file's kallsyms snapshot, or this machine's.
+  const ktrack::Symbolizer &symbols() { return file_ ? file_->reader().symbols() : symbols_; }
 
   // Delivers every selected record; 'tick' (live only) about once a second.
   template <typename Fn>
@@ -172,6 +178,106 @@ class ViewSource {
   ka::Names *names_ = nullptr;
   ka::Filter filter_;
 };
+
+// ---- report -----------------------------------------------------------------
+
+struct ReportFlags {
+  ViewFlags v;
+  bool csv = false;
+  bool follow = false;
+  bool header = false;
+  bool objects = false;  // object tracker: one life per object
+};
+
+void print_header(ktrack::TraceReader &reader, fmt::memory_buffer &buf) {
+  const auto &m = reader.info().meta;
+  if (reader.info().raw_stream) {
+    fmt::format_to(fmt::appender(buf), "# raw /dev/ktrack record stream\n");
+    return;
+  }
+  fmt::format_to(fmt::appender(buf), "# host {} kernel {} cpus {} clock {} session {} abi {}\n# {} symbols\n",
+                 m.hostname, m.kernel_release, m.nr_cpus, m.clock,
+                 m.session.empty() ? "(anonymous)" : m.session, m.abi_version, reader.symbols().size());
+  for (const auto &[k, v] : m.extra) fmt::format_to(fmt::appender(buf), "# {}={}\n", k, v);
+  for (const ktrack::Schema *s : reader.schemas().all()) {
+    fmt::format_to(fmt::appender(buf), "# schema {} (type {}", s->name, s->rec_type);
+    if (s->rec_type == KTRACK_REC_PROBE && s->probe_id)
+      fmt::format_to(fmt::appender(buf), ", probe {}", s->probe_id);
+    buf.append(std::string_view("):"));
+    for (const auto &f : s->fields)
+      fmt::format_to(fmt::appender(buf), " {}:{}@{}", f.name, ktrack::field_type_name(f.type), f.offset);
+    buf.push_back('\n');
+  }
+}
+
+const Command report_cmd(32, [](CLI::App &app) {
+  auto f = std::make_shared<ReportFlags>();
+  auto *cmd = app.add_subcommand("report", "Decode records as text (like ftrace's trace), JSON or CSV");
+  add_view_flags(cmd, f->v);
+  cmd->add_flag("--csv", f->csv, "CSV output: timestamp,cpu,pid,tgid,comm,event,function,fields");
+  cmd->add_flag("--follow", f->follow,
+                "Live: keep printing a running session's records (with -s NAME or --probe)");
+  cmd->add_flag("--header", f->header, "Print the file's header (machine, clock, schemas) first");
+  cmd->add_flag("--objects", f->objects, "Rebuild each tracked object's life (from 'ktrackctl objtrace -o')");
+  cmd->footer(
+      "Text lines are 'comm-pid [cpu] seconds: event: fields', like ftrace's trace.  Accepts\n"
+      "files from 'ktrackctl record' and raw streams from 'cat /dev/ktrack > FILE' (detected\n"
+      "by the file's magic).  Events come merged by timestamp across CPUs.  A raw stream\n"
+      "carries no symbol map or process names: those come from this machine.  A truncated\n"
+      "or damaged file is decoded up to the damage, then reported (exit 2).\n"
+      "Examples:\n"
+      "  ktrackctl report trace.ktrack\n"
+      "  ktrackctl report trace.ktrack -e 'vfs*' -c bash --since 1s --until 2s\n"
+      "  ktrackctl report trace.ktrack --where 'count > 4096' --csv -o big.csv\n"
+      "  ktrackctl report --json trace.ktrack | jq .event\n"
+      "  sudo ktrackctl report --follow -s mysession        # live, until Ctrl-C\n"
+      "  sudo cat /dev/ktrack > raw.bin; ktrackctl report raw.bin");
+  cmd->callback([f] {
+    ::signal(SIGPIPE, SIG_IGN);
+    if (f->objects) {
+      if (f->v.file.empty())
+        throw ktrack::UsageError("--objects needs a recorded FILE (from 'ktrackctl objtrace -o')");
+      Output out(f->v);
+      out.out().write(ktrack::report_objects(f->v.file, f->v.json));
+      out.close();
+      return;
+    }
+    if (f->csv && f->v.json) throw ktrack::UsageError("--csv and --json are two output formats: pick one");
+    bool live_source = !f->v.session.empty() || !f->v.probes.empty();
+    if (f->follow && !live_source)
+      throw ktrack::UsageError(
+          "--follow reads a running session: give -s NAME (or --probe SPEC), not a FILE");
+    ViewSource src(f->v);
+    if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
+      fs->reader().symbols().load(ktrack::Symbolizer::read_kallsyms());
+      fs->reader().comms().set_resolver(ktrack::proc_comm);
+    }
+    Output out(f->v);
+    fmt::memory_buffer &buf = out.out().buf();
+    if (f->header && src.file()) print_header(src.file()->reader(), buf);
+    if (f->csv) ktrack::format_csv_header(buf);
+    const ktrack::Symbolizer &syms = src.symbols();
+    ktrack::FormatOptions fo{syms.size() ? &syms : nullptr};
+    try {
+      src.run([&](const ka::Sample &s) {
+        const ktrack::Event *ev = static_cast<const ka::RecordRef *>(s.origin)->event();
+        if (!ev) return;
+        if (f->v.json)
+          ktrack::format_json(*ev, fo, buf);
+        else if (f->csv)
+          ktrack::format_csv(*ev, fo, buf);
+        else
+          ktrack::format_text(*ev, fo, buf);
+        out.out().maybe_flush();
+      });
+      out.close();
+    } catch (const ktrack::Error &) {
+      // '| head' closed the pipe: stop quietly, like other Unix tools.
+      if (errno == EPIPE) return;
+      throw;
+    }
+  });
+});
 
 // ---- hist -------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// ktrackctl trace | record | report: live decoding, recording to a file,
+// ktrackctl trace | record: live decoding, recording to a file,
 // decoding a recorded file (or a raw `cat /dev/ktrack` stream).
 #include <fmt/core.h>
 #include <unistd.h>
@@ -162,97 +162,6 @@ const Command record_cmd(31, [](CLI::App &app) {
     if (!o->quiet)
       fmt::print(stderr, "recorded {} events ({}), {} lost, in {:.1f} s to {}\n", writer.records(),
                  ktrack::human_bytes(writer.bytes_written()), writer.lost(), cap.status().seconds, o->output);
-  });
-});
-
-struct ReportOpts {
-  std::string file;
-  bool json = false;
-  bool header = false;
-  bool objects = false;  // object tracker: one life per object (issue 5)
-  std::vector<int32_t> pids;
-  std::vector<uint32_t> cpus;
-  std::string comm;
-};
-
-const Command report_cmd(32, [](CLI::App &app) {
-  auto o = std::make_shared<ReportOpts>();
-  auto *cmd = app.add_subcommand("report", "Decode a recorded file (or a raw 'cat /dev/ktrack' stream)");
-  cmd->add_option("file", o->file, "Recorded file, or - for stdin")->required();
-  cmd->add_flag("--json", o->json, "One JSON object per line instead of text");
-  cmd->add_flag("--header", o->header, "Print the file's header (machine, clock, schemas) first");
-  cmd->add_flag("--objects", o->objects, "Rebuild each tracked object's life (from 'ktrackctl objtrace -o')");
-  cmd->add_option("-p,--pid", o->pids, "Only these pids/tgids (repeatable)")->allow_extra_args(false);
-  cmd->add_option("-C,--cpu", o->cpus, "Only these CPUs (repeatable)")->allow_extra_args(false);
-  cmd->add_option("-c,--comm", o->comm, "Only this command name");
-  cmd->footer(
-      "Accepts files from 'ktrackctl record' and raw streams from 'cat /dev/ktrack > FILE'\n"
-      "(detected by the file's magic).  Events come merged by timestamp across CPUs.  A\n"
-      "raw stream carries no symbol map or process names: those come from this machine.\n"
-      "A truncated or damaged file is decoded up to the damage, then reported (exit 2).\n"
-      "Examples:\n"
-      "  ktrackctl report trace.ktrack\n"
-      "  ktrackctl report --json trace.ktrack | jq .event\n"
-      "  sudo cat /dev/ktrack > raw.bin; ktrackctl report raw.bin");
-  cmd->callback([o] {
-    ::signal(SIGPIPE, SIG_IGN);
-    if (o->objects) {
-      fmt::print("{}", ktrack::report_objects(o->file, o->json));
-      return;
-    }
-    ktrack::TraceReader reader(o->file);
-    if (reader.info().raw_stream) {
-      reader.symbols().load(ktrack::Symbolizer::read_kallsyms());
-      reader.comms().set_resolver(ktrack::proc_comm);
-    }
-    ktrack::BufferedOutput out(STDOUT_FILENO);
-    ktrack::FormatOptions fo{reader.symbols().size() ? &reader.symbols() : nullptr};
-    ktrack::Event ev;
-    bool header_done = !o->header;
-    auto print_header = [&] {
-      const auto &m = reader.info().meta;
-      if (reader.info().raw_stream) {
-        fmt::format_to(std::back_inserter(out.buf()), "# raw /dev/ktrack record stream\n");
-      } else {
-        fmt::format_to(std::back_inserter(out.buf()),
-                       "# host {} kernel {} cpus {} clock {} session {} abi {}\n# {} symbols\n", m.hostname,
-                       m.kernel_release, m.nr_cpus, m.clock, m.session.empty() ? "(anonymous)" : m.session,
-                       m.abi_version, reader.symbols().size());
-        for (const auto &[k, v] : m.extra) fmt::format_to(std::back_inserter(out.buf()), "# {}={}\n", k, v);
-        for (const ktrack::Schema *s : reader.schemas().all()) {
-          fmt::format_to(std::back_inserter(out.buf()), "# schema {} (type {}", s->name, s->rec_type);
-          if (s->rec_type == KTRACK_REC_PROBE && s->probe_id)
-            fmt::format_to(std::back_inserter(out.buf()), ", probe {}", s->probe_id);
-          out.buf().append(std::string_view("):"));
-          for (const auto &f : s->fields)
-            fmt::format_to(std::back_inserter(out.buf()), " {}:{}@{}", f.name,
-                           ktrack::field_type_name(f.type), f.offset);
-          out.buf().push_back('\n');
-        }
-      }
-      header_done = true;
-    };
-    try {
-      while (reader.next(ev)) {
-        if (!header_done) print_header();
-        if (!o->pids.empty() &&
-            std::find(o->pids.begin(), o->pids.end(), static_cast<int32_t>(ev.pid)) == o->pids.end() &&
-            std::find(o->pids.begin(), o->pids.end(), static_cast<int32_t>(ev.tgid)) == o->pids.end())
-          continue;
-        if (!o->cpus.empty() && std::find(o->cpus.begin(), o->cpus.end(), ev.cpu) == o->cpus.end()) continue;
-        if (!o->comm.empty() && ev.comm != o->comm) continue;
-        if (o->json)
-          ktrack::format_json(ev, fo, out.buf());
-        else
-          ktrack::format_text(ev, fo, out.buf());
-        if (out.buf().size() >= (1u << 20) && !write_or_pipe_closed(out)) return;
-      }
-      if (!header_done) print_header();
-    } catch (const ktrack::Error &) {
-      write_or_pipe_closed(out);
-      throw;
-    }
-    write_or_pipe_closed(out);
   });
 });
 

@@ -237,6 +237,57 @@ void format_text(const Event &ev, const FormatOptions &opt, Buf &out) {
   out.push_back('\n');
 }
 
+namespace {
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes
+// doubled.
+void csv_cell(Buf &out, std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    put(out, s);
+    return;
+  }
+  out.push_back('"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+void format_csv_header(Buf &out) { put(out, "timestamp,cpu,pid,tgid,comm,event,function,fields\n"); }
+
+void format_csv(const Event &ev, const FormatOptions &opt, Buf &out) {
+  put_u(out, ev.ts / 1000000000u);
+  out.push_back('.');
+  put_u_padded(out, ev.ts % 1000000000u, 9);
+  out.push_back(',');
+  put_u(out, ev.cpu);
+  out.push_back(',');
+  put_u(out, ev.pid);
+  out.push_back(',');
+  put_u(out, ev.tgid);
+  out.push_back(',');
+  csv_cell(out, ev.comm);
+  out.push_back(',');
+  csv_cell(out, ev.name);
+  out.push_back(',');
+  Buf cell;
+  if (ev.has_ip) sym_or_hex(cell, ev.ip, opt);
+  csv_cell(out, std::string_view(cell.data(), cell.size()));
+  out.push_back(',');
+  cell.clear();
+  for (const FieldValue &f : ev.fields) {
+    if (cell.size()) cell.push_back(' ');
+    put(cell, f.desc->name);
+    cell.push_back('=');
+    field_value(cell, f, opt, false);
+  }
+  csv_cell(out, std::string_view(cell.data(), cell.size()));
+  out.push_back('\n');
+}
+
 void format_json(const Event &ev, const FormatOptions &opt, Buf &out) {
   put(out, "{\"ts\":");
   put_u(out, ev.ts);

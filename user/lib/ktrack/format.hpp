@@ -31,6 +31,10 @@ struct FormatOptions {
 // Appends one line (with '\n') per event.
 void format_text(const Event &ev, const FormatOptions &opt, fmt::memory_buffer &out);
 void format_json(const Event &ev, const FormatOptions &opt, fmt::memory_buffer &out);
+// CSV (RFC 4180): timestamp (s.ns), cpu, pid, tgid, comm, event, function
+// (probe records), fields (the text form's "name=value ..." in one cell).
+void format_csv_header(fmt::memory_buffer &out);
+void format_csv(const Event &ev, const FormatOptions &opt, fmt::memory_buffer &out);
 
 // Appends 's' as a JSON string literal (quotes included).
 void json_escape_to(fmt::memory_buffer &out, std::string_view s);
