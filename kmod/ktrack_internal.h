@@ -52,6 +52,8 @@ long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd,
 			void __user *arg);
 /* Detach and free every probe of 's'; may sleep.  Called on teardown. */
 void ktrack_probe_session_release(struct ktrack_session *s);
+/* Number of probes attached to 's' (session list); may sleep. */
+u32 ktrack_probe_count(struct ktrack_session *s);
 int ktrack_probe_init(void);
 void ktrack_probe_exit(void);
 /* KTRACK_FEAT_* bits of the probe part (OR'ed into the version reply). */

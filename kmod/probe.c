@@ -392,6 +392,22 @@ void ktrack_probe_session_release(struct ktrack_session *s)
 	mutex_unlock(&kt_probe_lock);
 }
 
+/*
+ * Called by the session list under ktrack_sessions_mutex: that mutex nests
+ * outside kt_probe_lock, and nothing holding kt_probe_lock takes it.
+ */
+u32 ktrack_probe_count(struct ktrack_session *s)
+{
+	struct kt_probe *p;
+	u32 n = 0;
+
+	mutex_lock(&kt_probe_lock);
+	list_for_each_entry(p, &kt_probes, node)
+		n += p->session == s;
+	mutex_unlock(&kt_probe_lock);
+	return n;
+}
+
 /* Does probe 'p' live in module 'mod' (by name, or by an attach address)? */
 static bool kt_in_module(struct kt_probe *p, struct module *mod)
 {

@@ -14,8 +14,15 @@ static notrace int kt_fp_entry_impl(struct fprobe *fp, unsigned long entry_ip,
 				    void *entry_data)
 {
 	struct kt_probe *p = container_of(fp, struct kt_probe, fp);
-	struct kt_entry_data *d = entry_data;
+	struct kt_entry_data local, *d = entry_data;
 
+	/*
+	 * fprobe allocates entry data only along with a return hook, i.e. when
+	 * there is an exit handler: an entry-only probe gets NULL, so its
+	 * arguments live on this stack for this hit.
+	 */
+	if (!d)
+		d = &local;
 	kt_entry_save(d, regs);
 	if (p->flags & KTRACK_PROBE_F_ENTRY) {
 		struct kt_fetch_ctx ctx = { .regs = regs, .args = d->args };

@@ -400,6 +400,7 @@ static long session_list(void __user *arg)
 			info[n].nr_fds = atomic_read(&s->nr_fds);
 			info[n].state = READ_ONCE(s->state);
 			info[n].buf_pages = READ_ONCE(s->cfg.buf_pages);
+			info[n].nr_probes = ktrack_probe_count(s);
 		}
 		n++;
 	}

@@ -24,6 +24,7 @@ packages=(
 	qemu-system-x86 busybox-static cpio xz-utils zstd sparse
 	clang-format perl python3
 	trace-cmd # samples/trace_events walk-through
+	bpftrace # bench/probes.sh compares with bpftrace kprobe:
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 )
 

@@ -2,7 +2,8 @@
 /*
  * Attach mechanisms of dynamic probes: f globs (fprobe, or kprobes on
  * ftrace + kretprobes where there is no fprobe) cover exactly the functions
- * available_filter_functions lists and pair entries with exits; a
+ * available_filter_functions lists and pair entries with exits, and
+ * entry-only or exit-only f probes see their arguments; a
  * tracepoint probe on sched_process_fork sees every fork; a probe on a
  * module function goes pending -> armed -> disarmed -> armed over 20 reload
  * cycles; maxactive exhaustion reports the exact number of misses.
@@ -103,6 +104,53 @@ TEST_F(attach, glob_covers_available_filter_functions_with_paired_exits)
 	ASSERT_EQ(0, pt_info(self->fd, id, &info));
 	EXPECT_EQ(24, info.hits);
 	EXPECT_EQ(0, info.misses);
+}
+
+/*
+ * Entry-only and exit-only f probes: fprobe gives an entry-only probe no
+ * entry data (no return hook), so its arguments must come from elsewhere.
+ */
+TEST_F(attach, f_entry_only_and_exit_only)
+{
+	int ide = pt_add(self->fd, "f:fe ktrack_tpt_glob_one,ktrack_tpt_glob_two a=$arg1:s32", NULL);
+	int idx = pt_add(self->fd, "f:fx ktrack_tpt_glob_three%return a=$arg1:s32 ret=$retval:s32", NULL);
+	struct ktrack_probe_info info = { 0 };
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	int ones = 0, twos = 0, exits = 0;
+
+	ASSERT_LT(0, ide);
+	ASSERT_LT(0, idx);
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	while ((r = pt_next(self->buf, len, &pos, ide, NULL))) {
+		int32_t a;
+
+		memcpy(&a, r->data, 4);
+		EXPECT_EQ(KTRACK_PROBE_EV_ENTRY, r->event);
+		EXPECT_TRUE(a == 10 || a == 20) TH_LOG("a=%d", a);
+		ones += a == 10;
+		twos += a == 20;
+	}
+	EXPECT_EQ(3, ones);
+	EXPECT_EQ(3, twos);
+	pos = 0;
+	while ((r = pt_next(self->buf, len, &pos, idx, NULL))) {
+		int32_t a, ret;
+
+		memcpy(&a, r->data, 4);
+		memcpy(&ret, r->data + 4, 4);
+		EXPECT_EQ(KTRACK_PROBE_EV_EXIT, r->event);
+		EXPECT_EQ(30, a);
+		EXPECT_EQ(33, ret);
+		exits++;
+	}
+	EXPECT_EQ(3, exits);
+	ASSERT_EQ(0, pt_info(self->fd, ide, &info));
+	EXPECT_EQ(6, info.hits);
+	EXPECT_EQ(2, info.nr_funcs);
+	ASSERT_EQ(0, pt_info(self->fd, idx, &info));
+	EXPECT_EQ(3, info.hits);
 }
 
 TEST_F(attach, tracepoint_sched_process_fork_sees_every_fork)

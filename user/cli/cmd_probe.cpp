@@ -1,6 +1,7 @@
 // ktrackctl probe add | list | del | compile: dynamic probes of a session.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "ktrack/probe_client.hpp"
 #include "ktrack/probe_spec.hpp"
 #include "ktrack/session.hpp"
+#include "probe_cleanup.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -153,21 +155,37 @@ bool looks_like_probe_spec(const std::string &s) {
   return i < s.size() && (s[i] == ' ' || s[i] == ':');
 }
 
+// Names of the probes the hook added to a named session (this process runs
+// one trace/record command, so one list is enough).
+std::vector<std::string> &spec_probes() {
+  static std::vector<std::string> names;
+  return names;
+}
+
 const ktrack::SessionSetupRegistration probe_setup({
     "probes",
     [](ktrack::Session &session, ktrack::SchemaRegistry &reg, std::vector<std::string> &specs) {
+      // An argument that is no probe spec fails the command (Capture says
+      // so): attach nothing then, and compile every spec before adding any,
+      // so that a failing command leaves no probe behind.
+      if (!std::all_of(specs.begin(), specs.end(), looks_like_probe_spec)) return;
+      std::vector<ktrack::CompiledProbe> compiled;
+      for (const auto &s : specs) compiled.push_back(ktrack::compile_probe_for_system(s));
+      specs.clear();
       ktrack::ProbeClient pc(session.fd());
-      for (auto it = specs.begin(); it != specs.end();) {
-        if (!looks_like_probe_spec(*it)) {
-          ++it;
-          continue;
+      try {
+        for (const auto &c : compiled) {
+          auto r = pc.add(c.spec, c.blob);
+          if (session.named()) spec_probes().push_back(c.spec.name);
+          reg.add(ktrack::probe_decoder_schema(r.id, ktrack::schema_from_desc(c.blob)));
+          fmt::print(stderr, "probe {} (id {}): {}, {}\n", c.spec.name, r.id,
+                     ktrack::mechanism_name(r.mechanism), ktrack::probe_state_name(r.state));
         }
-        auto c = ktrack::compile_probe_for_system(*it);
-        auto r = pc.add(c.spec, c.blob);
-        reg.add(ktrack::probe_decoder_schema(r.id, ktrack::schema_from_desc(c.blob)));
-        fmt::print(stderr, "probe {} (id {}): {}, {}\n", c.spec.name, r.id,
-                   ktrack::mechanism_name(r.mechanism), ktrack::probe_state_name(r.state));
-        it = specs.erase(it);
+      } catch (...) {
+        // a later spec failed: the command does not run, so take back the
+        // probes it already put on the named session
+        remove_spec_probes(session);
+        throw;
       }
     },
     [](ktrack::Session &session, ktrack::SchemaRegistry &reg) {
@@ -180,4 +198,19 @@ const ktrack::SessionSetupRegistration probe_setup({
 });
 
 }  // namespace
+
+void remove_spec_probes(ktrack::Session &session) noexcept {
+  auto &names = spec_probes();
+  if (!session.named() || names.empty()) return;
+  ktrack::ProbeClient pc(session.fd());
+  for (const auto &n : names) {
+    try {
+      pc.del(n);
+    } catch (const std::exception &e) {
+      fmt::print(stderr, "warning: probe {} stays in session '{}': {}\n", n, session.name(), e.what());
+    }
+  }
+  names.clear();
+}
+
 }  // namespace ktrackctl

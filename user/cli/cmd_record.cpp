@@ -15,6 +15,7 @@
 #include "ktrack/format.hpp"
 #include "ktrack/objtrace.hpp"
 #include "ktrack/trace_file.hpp"
+#include "probe_cleanup.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -57,6 +58,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
     ktrack::StopSignals signals;
     ::signal(SIGPIPE, SIG_IGN);
     ktrack::Capture cap(o->cap);
+    SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::Decoder dec(cap.schemas(), &cap.comms());
     ktrack::Symbolizer syms;
     syms.load(ktrack::Symbolizer::read_kallsyms());
@@ -125,6 +127,7 @@ const Command record_cmd(31, [](CLI::App &app) {
     apply_capture_flags(o->flags, o->cap);
     ktrack::StopSignals signals;
     ktrack::Capture cap(o->cap);
+    SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::TraceMeta meta;
     meta.nr_cpus = cap.nr_cpus();
     meta.clock = ktrack::clock_name(cap.config().clock);

@@ -7,9 +7,14 @@
  *   "sleep MS"    call ktrack_tpt_sleep(MS)
  *   "block"       enter ktrack_tpt_block() and wait for "release"
  *   "release"     let every blocked caller return
+ *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
+ *                 the mean time per call in parameters/bench_ps
+ *                 (picoseconds, so sub-ns differences show): bench/probes.sh
  * Reading the file gives "inside N" (callers blocked right now).
  */
 #include <linux/delay.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/proc_fs.h>
 #include <linux/uaccess.h>
@@ -33,6 +38,10 @@ static struct ktrack_tpt_outer tpt_outer = {
 	.label = "label-text",
 	.arr = { 1, 2, 3, 4 },
 };
+
+static unsigned long bench_ps;
+module_param(bench_ps, ulong, 0400);
+MODULE_PARM_DESC(bench_ps, "mean time per ktrack_tpt_bench() call of the last \"bench N\" (ps)");
 
 static atomic_t tpt_inside = ATOMIC_INIT(0);
 static bool tpt_released;
@@ -88,6 +97,29 @@ noinline int ktrack_tpt_block(void)
 }
 EXPORT_SYMBOL_GPL(ktrack_tpt_block);
 
+/* The benchmark's target: two arguments, one return value. */
+noinline long ktrack_tpt_bench(int a, long b)
+{
+	TPT_USE(a);
+	TPT_USE(b);
+	return a + b;
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_bench);
+
+static void tpt_bench(unsigned int n)
+{
+	u64 t0, t1;
+	unsigned int i;
+
+	if (!n)
+		return;
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		ktrack_tpt_bench(i, 0x1234L);
+	t1 = ktime_get_ns();
+	bench_ps = div_u64((t1 - t0) * 1000, n);
+}
+
 /* Glob targets: "ktrack_tpt_glob_*" names exactly these four. */
 noinline int ktrack_tpt_glob_one(int x)
 {
@@ -141,6 +173,8 @@ static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len,
 	if (sscanf(cmd, "call %u", &v) == 1) {
 		while (v--)
 			tpt_call_all();
+	} else if (sscanf(cmd, "bench %u", &v) == 1) {
+		tpt_bench(v);
 	} else if (!strncmp(cmd, "ustr ", 5)) {
 		ktrack_tpt_string("hello kernel", ubuf + 5);
 	} else if (sscanf(cmd, "sleep %u", &v) == 1) {

@@ -27,6 +27,7 @@ int ktrack_tpt_string(const char *s, const char __user *us);
 int ktrack_tpt_ptr(void *bad);
 int ktrack_tpt_sleep(unsigned int ms);
 int ktrack_tpt_block(void);
+long ktrack_tpt_bench(int a, long b);
 int ktrack_tpt_glob_one(int x);
 int ktrack_tpt_glob_two(int x);
 int ktrack_tpt_glob_three(int x);

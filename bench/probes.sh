@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Per-hit cost of a dynamic probe, in ONE VM boot per kernel, all on the
+# same target: ktrack_tpt_bench(int, long) of the test module
+# ktrack_test_probe_target, called N times in a tight loop ("bench N" on
+# /proc/ktrack_test_probe; the module stores the mean time per call).
+# Compared: no probe; ktrack p (two fetched args), r ($retval + $duration)
+# and f (fprobe on 6.12, kprobes on 6.1); ftrace kprobe_events p (the same
+# two args) and r ($retval); bpftrace kprobe:/kretprobe: (both args summed
+# into maps / the return value summed: bpftrace keeps no per-hit record).
+# ktrack records go to a running named session in overwrite mode, like
+# ftrace's ring buffer, so no reader competes for the CPUs.
+# ns/hit = (ns per call with the probe) - (ns per call without); the ratio
+# is ns/hit divided by ktrack's of the same kind (p or r).  Numbers only.
+#   bench/probes.sh [--kernel 6.1|6.12|all] [CALLS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ "${1:-}" != --in-vm ]; then
+	kernel=all
+	if [ "${1:-}" = --kernel ]; then
+		kernel=$2
+		shift 2
+	fi
+	make -s -C "$root" modules user >/dev/null
+	exec "$root/tests/vm/run" --kernel "$kernel" -- "$root/bench/probes.sh" --in-vm "${1:-200000}"
+fi
+
+calls=${2:-200000}
+rel=$(uname -r)
+ctl=$root/build/user/bin/ktrackctl
+mods=$root/build/modules/$rel
+P=/sys/module/ktrack_test_probe_target/parameters
+T=/sys/kernel/tracing
+fn=ktrack_tpt_bench
+S=bench
+bpf_pid=
+
+mountpoint -q $T || mount -t tracefs nodev $T
+mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+"$ctl" load >/dev/null
+insmod "$mods/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko"
+cleanup() {
+	[ -n "$bpf_pid" ] && kill -INT "$bpf_pid" 2>/dev/null && wait "$bpf_pid" 2>/dev/null
+	[ -e $T/events/kprobes/enable ] && echo 0 >$T/events/kprobes/enable
+	echo >$T/kprobe_events
+	"$ctl" session destroy $S >/dev/null 2>&1
+	rmmod ktrack_test_probe_target 2>/dev/null
+	"$ctl" unload >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+# Best (lowest) of 5 runs, ns per call with 2 decimals.
+measure() {
+	local best= ps i
+	for i in 1 2 3 4 5; do
+		echo "bench $calls" >/proc/ktrack_test_probe
+		ps=$(cat $P/bench_ps)
+		if [ -z "$best" ] || [ "$ps" -lt "$best" ]; then best=$ps; fi
+	done
+	awk -v p="$best" 'BEGIN { printf "%.2f", p / 1000 }'
+}
+
+rows=()
+declare -A hit
+# row NAME KIND NS_PER_CALL|"unavailable: why"
+row() {
+	rows+=("$1|$2|$3")
+	case $3 in
+	unavailable*) ;;
+	*) hit[$1]=$(awk -v a="$3" -v b="$base" 'BEGIN { printf "%.2f", a - b }') ;;
+	esac
+}
+
+ktrack_probe() { # ktrack_probe NAME KIND SPEC
+	local out
+	out=$("$ctl" probe add -s $S "$3")
+	row "$1" "$2" "$(measure)"
+	# The probe must really have fired once per call, or the figure is wrong.
+	out=$("$ctl" probe list -s $S)
+	# Columns: ID NAME K MECHANISM (one or more words) STATE HITS ...
+	awk -v want="$((calls * 5))" 'NR > 1 {
+		for (i = 4; i <= NF; i++) if ($i ~ /^(armed|pending|disarmed)$/) break
+		if ($(i + 1) < want) bad = 1
+	} END { exit bad }' <<<"$out" ||
+		rows[-1]="${rows[-1]%|*}|unavailable: fewer hits than calls: $out"
+	mech[$1]=$(awk 'NR == 2 { m = $4
+		for (i = 5; i <= NF && $i !~ /^(armed|pending|disarmed)$/; i++) m = m " " $i
+		print m }' <<<"$out")
+	"$ctl" probe del -s $S --all >/dev/null
+}
+
+ftrace_probe() { # ftrace_probe NAME KIND DEFINITION
+	if ! echo "$3" >>$T/kprobe_events 2>/dev/null; then
+		row "$1" "$2" "unavailable: kprobe_events refused '$3'"
+		return
+	fi
+	echo 1 >$T/events/kprobes/enable
+	echo 1 >$T/tracing_on
+	row "$1" "$2" "$(measure)"
+	echo 0 >$T/events/kprobes/enable
+	echo >$T/kprobe_events
+	echo >$T/trace
+}
+
+bpftrace_probe() { # bpftrace_probe NAME KIND PROGRAM
+	local log i why
+	if ! command -v bpftrace >/dev/null; then
+		row "$1" "$2" "unavailable: bpftrace is not installed (scripts/setup.sh installs it)"
+		return
+	fi
+	log=$(mktemp)
+	bpftrace -e "$3" >"$log" 2>&1 &
+	bpf_pid=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^Attaching' "$log" && break
+		kill -0 $bpf_pid 2>/dev/null || break
+		sleep 0.1
+	done
+	# "Attaching N probes..." is printed just before attaching: give it a moment.
+	sleep 1
+	if ! kill -0 $bpf_pid 2>/dev/null; then
+		wait $bpf_pid 2>/dev/null || true
+		bpf_pid=
+		why=$(grep -v '^Attaching' "$log" | head -2 | tr '\n' ' ')
+		row "$1" "$2" "unavailable: ${why:-bpftrace exited without output}"
+		rm -f "$log"
+		return
+	fi
+	row "$1" "$2" "$(measure)"
+	kill -INT $bpf_pid
+	wait $bpf_pid 2>/dev/null || true
+	bpf_pid=
+	# The maps it prints on exit prove it counted the calls.
+	grep -q "^@n: $((calls * 5))\$" "$log" ||
+		rows[-1]="${rows[-1]%|*}|unavailable: bpftrace did not count every call: $(tr '\n' ' ' <"$log" | head -c 200)"
+	rm -f "$log"
+}
+
+declare -A mech
+"$ctl" session create $S --buffer-pages 256 --mode overwrite >/dev/null
+"$ctl" session start $S >/dev/null
+
+echo "== probe cost per hit, kernel $rel, $(nproc) CPUs, target $fn(int, long), $calls calls per run (best of 5)"
+measure >/dev/null # warm up
+base=$(measure)
+
+ktrack_probe "ktrack p (a=\$arg1 b=\$arg2)" p "p:bp $fn a=\$arg1 b=\$arg2"
+ktrack_probe "ktrack r (\$retval \$duration)" r "r:br $fn ret=\$retval lat=\$duration"
+ktrack_probe "ktrack f (entry, a b)" p "f:bf $fn a=\$arg1 b=\$arg2"
+ktrack_probe "ktrack f %return (\$retval)" r "f:bfr $fn%return ret=\$retval"
+ftrace_probe "ftrace kprobe_events p (a b)" p "p:kt_bench_p $fn a=\$arg1 b=\$arg2"
+ftrace_probe "ftrace kprobe_events r (\$retval)" r "r:kt_bench_r $fn ret=\$retval"
+bpftrace_probe "bpftrace kprobe: (sum arg0, arg1)" p \
+	"kprobe:$fn { @n = count(); @a = sum(arg0); @b = sum(arg1); }"
+bpftrace_probe "bpftrace kretprobe: (sum retval)" r "kretprobe:$fn { @n = count(); @r = sum(retval); }"
+
+printf '%-36s %12s %10s %10s\n' "mechanism" "ns/call" "ns/hit" "x ktrack"
+printf '%-36s %12s %10s %10s\n' "no probe" "$base" "-" "-"
+ref_p=${hit["ktrack p (a=\$arg1 b=\$arg2)"]:-}
+ref_r=${hit["ktrack r (\$retval \$duration)"]:-}
+for r in "${rows[@]}"; do
+	name=${r%%|*}
+	rest=${r#*|}
+	kind=${rest%%|*}
+	val=${rest#*|}
+	case $val in
+	unavailable*)
+		printf '%-36s %s\n' "$name" "$val"
+		continue
+		;;
+	esac
+	ref=$ref_p
+	[ "$kind" = r ] && ref=$ref_r
+	ratio=$(awk -v h="${hit[$name]}" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", h / r; else print "-" }')
+	printf '%-36s %12s %10s %10s\n' "$name" "$val" "${hit[$name]}" "$ratio"
+done
+for k in "ktrack f (entry, a b)" "ktrack f %return (\$retval)"; do
+	echo "# $k: mechanism ${mech[$k]:-?}"
+done
+echo "# x ktrack: ns/hit over ktrack's ns/hit of the same kind (p: entry, r: return)"

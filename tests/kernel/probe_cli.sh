@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# probe_cli - 'ktrackctl probe add|list|del' on named sessions and the
+# one-shot 'ktrackctl trace SPEC...' (anonymous and -s NAME), in the test
+# VM, against the test module ktrack_test_probe_target: what the user sees
+# (mechanism, hits, misses, state, decoded fields, sentences for errors) and
+# that every probe a command added is gone when it ends (kprobes/list).
+#
+#   tests/vm/run --kernel all -- tests/kernel/run-all 'probe_cli'
+#
+# Output: TAP.  Leaves the guest as it found it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+K=$root/build/user/bin/ktrackctl
+rel=$(uname -r)
+TPT=$root/build/modules/$rel/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko
+PROC=/proc/ktrack_test_probe
+KL=/sys/kernel/debug/kprobes/list
+T=$(mktemp -d /tmp/probe-cli.XXXXXX)
+n=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+# check DESCRIPTION COMMAND...: ok when the command succeeds; else shows its output.
+check() {
+	local d=$1
+	shift
+	local out
+	if out=$("$@" 2>&1); then ok "$d"; else
+		not_ok "$d"
+		printf '%s\n' "$out" | head -20 | sed 's/^/#   /'
+	fi
+}
+# expect_fail DESCRIPTION RC REGEX COMMAND...: the command exits with RC and
+# its output matches REGEX.
+expect_fail() {
+	local d=$1 want=$2 re=$3
+	shift 3
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = "$want" ] && grep -Eq -- "$re" <<<"$out"; then ok "$d"; else
+		not_ok "$d (exit $rc, want $want)"
+		printf '%s\n' "$out" | head -10 | sed 's/^/#   /'
+	fi
+}
+# field FILE NAME COLUMN: column COLUMN of the 'probe list' row of probe NAME,
+# counted from the STATE column (0 = state, 1 = hits, 2 = misses).  The
+# mechanism before it may have several words.
+field() {
+	awk -v p="$2" -v c="$3" '$2 == p {
+		for (i = 4; i <= NF; i++) if ($i ~ /^(armed|pending|disarmed)$/) break
+		print $(i + c) }' "$1"
+}
+# grep_or_show REGEX FILE [MORE...]: FILE has a line matching REGEX; else
+# shows FILE and MORE.
+grep_or_show() {
+	grep -Eq -- "$1" "$2" && return 0
+	shift
+	cat "$@"
+	return 1
+}
+kprobes_on() { grep -c "$1" "$KL" 2>/dev/null; }
+# wait_for FILE REGEX: until FILE has a line matching REGEX (30 s).
+wait_for() {
+	for _ in $(seq 300); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+cleanup() {
+	"$K" session destroy --all >/dev/null 2>&1
+	rmmod ktrack_test_probe_target 2>/dev/null
+	"$K" unload >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+if ! "$K" load >/dev/null || ! insmod "$TPT"; then
+	echo "Bail out! cannot load ktrack.ko and the probe target module"
+	exit 1
+fi
+if "$K" version | grep -q '^features .*\bfprobe\b'; then fmech=fprobe; else fmech='kprobe+kretprobe (ftrace)'; fi
+
+# --- probe add / list / del on a named session ------------------------------
+check "session create cli1" "$K" session create cli1
+"$K" probe add -s cli1 'p:pa ktrack_tpt_glob_one x=$arg1:s32' >"$T/add.out" 2>&1
+check "probe add says name, session, mechanism and state" \
+	grep -Eq "^probe pa \(id [0-9]+\) added to session 'cli1': kprobe, armed$" "$T/add.out"
+"$K" probe add -s cli1 'r2:pr ktrack_tpt_block ret=$retval' >/dev/null 2>&1
+"$K" probe add -s cli1 'f:pf ktrack_tpt_glob_*%both' >"$T/addf.out" 2>&1
+check "f probe add says which mechanism is in use ($fmech)" \
+	grep -Fq "added to session 'cli1': $fmech, armed" "$T/addf.out"
+"$K" probe add -s cli1 'p:pm ktrack_test_nosuchmod:some_fn' >"$T/addm.out" 2>&1
+check "a probe on a module that is not loaded is pending, and says so" \
+	grep -q "module ktrack_test_nosuchmod is not loaded: the probe arms when it loads" "$T/addm.out"
+"$K" session list >"$T/sessions.out" 2>&1
+check "session list counts the 4 probes of cli1" \
+	awk '$1 == "cli1" && $5 == 4 { f = 1 } END { if (!f) { system("cat '"$T/sessions.out"'"); exit 1 } }' "$T/sessions.out"
+
+echo "call 3" >$PROC
+# Five callers of ktrack_tpt_block() and MAXACTIVE 2: three misses.
+for _ in 1 2 3 4 5; do echo block >$PROC & done
+for _ in $(seq 200); do grep -q "inside 5" $PROC && break; sleep 0.05; done
+echo release >$PROC
+wait
+echo rearm >$PROC
+"$K" probe list -s cli1 >"$T/list.out" 2>&1
+check "probe list has the header" grep -Eq '^ID +NAME +K +MECHANISM +STATE +HITS +MISSES' "$T/list.out"
+check "probe list: pa is a kprobe, armed, 3 hits, 0 misses" \
+	test "$(awk '$2 == "pa" { print $3, $4 }' "$T/list.out") $(field "$T/list.out" pa 0) $(field "$T/list.out" pa 1) $(field "$T/list.out" pa 2)" = "p kprobe armed 3 0"
+check "probe list: pr is a kretprobe with 2 hits and 3 misses (MAXACTIVE 2, 5 callers)" \
+	test "$(awk '$2 == "pr" { print $4 }' "$T/list.out") $(field "$T/list.out" pr 1) $(field "$T/list.out" pr 2)" = "kretprobe 2 3"
+check "probe list: pf is $fmech with 24 hits over 4 functions" \
+	test "$(grep -E '^[0-9]+ +pf +f ' "$T/list.out" | grep -F " $fmech " | grep -Ec ' armed +24 +0 .*ktrack_tpt_glob_[a-z]+ \(\+3 more\)$')" = 1
+check "probe list: pm is pending with no hits" test "$(field "$T/list.out" pm 0) $(field "$T/list.out" pm 1)" = "pending 0"
+
+expect_fail "probe add of an existing name is refused with a sentence (exit 2)" 2 \
+	"cannot add probe 'pa': a probe with that name already exists in this session" \
+	"$K" probe add -s cli1 'p:pa ktrack_tpt_glob_two'
+expect_fail "probe add of a malformed spec shows the message and caret (exit 1)" 1 \
+	'function arguments are \$arg1\.\.\$arg6' "$K" probe add -s cli1 'p ktrack_tpt_add +8($arg9):u32'
+expect_fail "probe add of an unknown symbol says so (exit 1 or 2)" 1 "symbol not found" \
+	"$K" probe add -s cli1 'p nosuch_function_xyz'
+expect_fail "probe del of an unknown name says where to look (exit 2)" 2 \
+	"no probe named 'nosuch' in session 'cli1': see 'ktrackctl probe list -s cli1'" \
+	"$K" probe del -s cli1 nosuch
+expect_fail "probe del without a name or --all is a usage error (exit 1)" 1 "name one probe to delete, or pass --all" \
+	"$K" probe del -s cli1
+expect_fail "probe del with a name and --all is a usage error (exit 1)" 1 "name one probe to delete, or pass --all" \
+	"$K" probe del -s cli1 pa --all
+expect_fail "probe list of an unknown session says so" 2 "no session named 'nosuch'" "$K" probe list -s nosuch
+
+before=$(kprobes_on ktrack_tpt_glob_one)
+"$K" probe del -s cli1 pa >"$T/del.out" 2>&1
+check "probe del NAME deletes that probe" grep -q "^deleted probe pa$" "$T/del.out"
+"$K" probe list -s cli1 >"$T/list2.out" 2>&1
+check "probe list no longer shows it, and still shows the others" \
+	bash -c "! grep -Eq '^[0-9]+ +pa ' '$T/list2.out' && grep -Eq '^[0-9]+ +pr ' '$T/list2.out'"
+check "its kprobe is unregistered" test "$(kprobes_on ktrack_tpt_glob_one)" -lt "$before"
+"$K" probe del -s cli1 --all >"$T/delall.out" 2>&1
+check "probe del --all deletes the rest" grep -q "^deleted every probe of session 'cli1'$" "$T/delall.out"
+"$K" probe list -s cli1 >"$T/list-empty.out" 2>&1
+check "probe list then says the session has none" grep -q "^no probes in session 'cli1'$" "$T/list-empty.out"
+check "no ktrack kprobe is left on the target module" test "$(kprobes_on 'ktrack_tpt_')" = 0
+
+# --- symbols: non-unique names, MOD:SYM ------------------------------------
+dup=$(awk '$2 ~ /^[tT]$/ && NF == 3 { print $3 }' /proc/kallsyms | sort | uniq -d | head -1)
+if [ -n "$dup" ]; then
+	expect_fail "a non-unique symbol ($dup) is refused with advice (exit 1)" 1 \
+		"$dup is not unique \([0-9]+ definitions\): write MOD:$dup or probe by address" \
+		"$K" probe add -s cli1 "p $dup"
+else
+	skip "a non-unique symbol is refused with advice" "this kernel has no duplicated text symbol"
+fi
+"$K" probe add -s cli1 'p:pmod ktrack_test_probe_target:ktrack_tpt_glob_three' >/dev/null 2>&1
+echo "call 2" >$PROC
+"$K" probe list -s cli1 >"$T/listm.out" 2>&1
+check "MOD:SYM probes the module's function (2 hits, target shown with its module)" \
+	grep -Eq '^[0-9]+ +pmod +p +kprobe +armed +2 +0 .*ktrack_test_probe_target:ktrack_tpt_glob_three(\+0)?$' "$T/listm.out"
+"$K" probe del -s cli1 pmod >/dev/null 2>&1
+
+# --- trace SPEC...: one-shot on an anonymous session ------------------------
+"$K" trace 'p:tg ktrack_tpt_glob_two x=$arg1:s32' 'r:tr ktrack_tpt_glob_two ret=$retval:s32' \
+	>"$T/trace.out" 2>"$T/trace.err" &
+tp=$!
+wait_for "$T/trace.err" '^probe tr ' && sleep 0.5
+echo "call 2" >$PROC
+wait_for "$T/trace.out" 'ret=22' && sleep 0.3
+check "trace says which probes it attached, with their mechanism" \
+	bash -c "grep -Eq '^probe tg \(id [0-9]+\): kprobe, armed$' '$T/trace.err' && grep -Eq '^probe tr \(id [0-9]+\): kretprobe, armed$' '$T/trace.err'"
+check "trace attached a kprobe while running" test "$(kprobes_on ktrack_tpt_glob_two)" -ge 1
+kill -INT $tp
+wait $tp
+rc=$?
+check "trace ends on SIGINT with status 0" test "$rc" = 0
+check "trace decoded both entry records with the argument" test "$(grep -Ec ' tg: .*x=20' "$T/trace.out")" = 2
+check "trace decoded both return records with \$retval" test "$(grep -Ec ' tr: .*ret=22' "$T/trace.out")" = 2
+check "trace removed its probes when it ended" test "$(kprobes_on ktrack_tpt_glob_two)" = 0
+
+# --- trace -s NAME SPEC...: the named session keeps only its own probes -----
+check "session create cli2" "$K" session create cli2
+"$K" probe add -s cli2 'p:keep ktrack_tpt_glob_three' >/dev/null 2>&1
+"$K" trace -s cli2 'p:tn ktrack_tpt_glob_four x=$arg1:s32' >"$T/trace2.out" 2>"$T/trace2.err" &
+tp=$!
+wait_for "$T/trace2.err" '^probe tn ' && sleep 0.5
+"$K" probe list -s cli2 >"$T/list3.out" 2>&1
+echo "call 1" >$PROC
+wait_for "$T/trace2.out" 'tn: .*x=40' && sleep 0.3
+kill -INT $tp
+wait $tp
+rc=$?
+check "trace -s shows its probe in the session while it runs" grep -Eq '^[0-9]+ +tn +p +kprobe +armed ' "$T/list3.out"
+check "trace -s decoded its probe and the session's probe" \
+	bash -c "grep -Eq ' tn: .*x=40' '$T/trace2.out' && grep -Eq ' keep: ' '$T/trace2.out'"
+"$K" probe list -s cli2 >"$T/list4.out" 2>&1
+check "trace -s removed its own probe on SIGINT (exit $rc)" \
+	bash -c "test $rc = 0 && ! grep -Eq '^[0-9]+ +tn ' '$T/list4.out' && test \$(grep -c ktrack_tpt_glob_four '$KL') = 0"
+check "trace -s left the session's own probe in place" grep -Eq '^[0-9]+ +keep +p +kprobe +armed ' "$T/list4.out"
+
+# --- BTF: argument and member names, $$args (vmlinux BTF) ---------------------
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	"$K" trace 'p:vr vfs_read file->f_pos count if count == 12345' \
+		'p:va vfs_read $$args if count == 12345' >"$T/btf.out" 2>"$T/btf.err" &
+	tp=$!
+	wait_for "$T/btf.err" '^probe va ' && sleep 0.5
+	dd if=/proc/self/stat of=/dev/null bs=12345 count=1 2>/dev/null
+	wait_for "$T/btf.out" ' va: ' && sleep 0.3
+	kill -INT $tp
+	wait $tp
+	check "BTF names: 'p vfs_read file->f_pos count' records f_pos=0 count=12345" \
+		grep_or_show ' vr: .*f_pos=0 count=12345' "$T/btf.out" "$T/btf.err"
+	check "\$\$args records every vfs_read() argument by name" \
+		grep_or_show ' va: .*file=0x[0-9a-f]+ buf=.* count=12345 pos=0x[0-9a-f]+$' "$T/btf.out" "$T/btf.err"
+else
+	skip "BTF names: 'p vfs_read file->f_pos count'" "no /sys/kernel/btf/vmlinux"
+	skip "\$\$args records every vfs_read() argument by name" "no /sys/kernel/btf/vmlinux"
+fi
+
+# A failing spec after a good one: the command fails and adds nothing.
+expect_fail "trace -s with one bad spec fails with the spec error" 1 "symbol not found" \
+	"$K" trace -s cli2 -d 1s 'p:tok ktrack_tpt_glob_one' 'p:tbad nosuch_function_xyz'
+check "... and leaves no probe of it in the session" \
+	bash -c "! '$K' probe list -s cli2 | grep -Eq '^[0-9]+ +(tok|tbad) '"
+expect_fail "trace -s with an argument that is not a spec is a usage error" 1 "is not understood" \
+	"$K" trace -s cli2 -d 1s 'p:tok2 ktrack_tpt_glob_one' 'bogus'
+check "... and leaves no probe of it in the session either" \
+	bash -c "! '$K' probe list -s cli2 | grep -Eq '^[0-9]+ +tok2 '"
+
+echo "1..$n"
