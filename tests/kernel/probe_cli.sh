@@ -209,8 +209,12 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 		'p:va vfs_read $$args if count == 12345' >"$T/btf.out" 2>"$T/btf.err" &
 	tp=$!
 	wait_for "$T/btf.err" '^probe va ' && sleep 0.5
-	dd if=/proc/self/stat of=/dev/null bs=12345 count=1 2>/dev/null
-	wait_for "$T/btf.out" ' va: ' && sleep 0.3
+	# One read of 12345 bytes per try, until both records are shown (30 s).
+	for _ in $(seq 30); do
+		dd if=/proc/self/stat of=/dev/null bs=12345 count=1 2>/dev/null
+		sleep 1
+		grep -q ' va: ' "$T/btf.out" && grep -q ' vr: ' "$T/btf.out" && break
+	done
 	kill -INT $tp
 	wait $tp
 	check "BTF names: 'p vfs_read file->f_pos count' records f_pos=0 count=12345" \
