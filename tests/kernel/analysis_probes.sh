@@ -13,15 +13,8 @@ K=$root/build/user/bin/ktrackctl
 dir=$(mktemp -d /tmp/ktrack-anprobe-XXXXXX)
 f=$dir/vfs.ktr
 blocks=3000
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20; }
-check() { # check NAME COMMAND... : passes when COMMAND succeeds
-	local name=$1
-	shift
-	if out=$("$@" 2>&1); then ok "$name"; else notok "$name" "$out"; fi
-}
+# shellcheck source=lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
 	"$K" session destroy anprobe >/dev/null 2>&1
 	"$K" unload >/dev/null 2>&1

@@ -3,8 +3,8 @@
 # analysis view on the file and live: the transport's test emitter fills a
 # one-page buffer (so records are lost), user markers mark the timeline.
 #   tests/vm/run --kernel all -- tests/kernel/run-all 'analysis*'
-# Output: TAP.  (Probe-based views - functions in hist/profile/graph - are
-# covered by the host tests on synthetic files until probes land.)
+# Output: TAP.  (Views over probe records - functions in hist, profile,
+# graph, stack, report, export - are checked by analysis_probes.sh.)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 K=$root/build/user/bin/ktrackctl
 rel=$(uname -r)
@@ -12,15 +12,8 @@ emit_ko=$root/build/modules/$rel/tests/kmod/ktrack_test_emit/ktrack_test_emit.ko
 ctl=/sys/kernel/debug/ktrack_test_emit/ctl
 dir=$(mktemp -d /tmp/ktrack-analysis-XXXXXX)
 f=$dir/trace.ktr
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20; }
-check() { # check NAME COMMAND... : passes when COMMAND succeeds
-	local name=$1
-	shift
-	if out=$("$@" 2>&1); then ok "$name"; else notok "$name" "$out"; fi
-}
+# shellcheck source=lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
 	"$K" session destroy antest >/dev/null 2>&1
 	grep -q '^ktrack_test_emit ' /proc/modules && rmmod ktrack_test_emit

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -13,19 +12,9 @@ namespace ktrack::analysis {
 
 void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s) {
   std::span<const uint8_t> raw = ref.raw();
-  if (!sample_from_record(raw.data(), raw.size(), s)) {
-    // A payload too short for its type leaves only the header fields (the
-    // reader validated the header).
-    ktrack_rec_hdr h{};
-    std::memcpy(&h, raw.data(), std::min(raw.size(), sizeof(h)));
-    s = Sample{};
-    s.ts = h.ts;
-    s.pid = h.pid;
-    s.tgid = h.tgid;
-    s.cpu = h.cpu;
-    s.type = h.type;
-    s.flags = h.flags;
-  }
+  // A payload too short for its type still fills the header fields (the
+  // reader validated the header): the record counts as Kind::Other.
+  sample_from_record(raw.data(), raw.size(), s);
   if (comms) {
     s.comm = comms->lookup(s.pid);
     if (s.comm.empty() && s.tgid != s.pid) s.comm = comms->lookup(s.tgid);
