@@ -178,6 +178,19 @@ void LostSummary::add(const Sample &s) {
   total_ += s.lost;
 }
 
+void LostSummary::print(Out &out, const Colors &c, bool json, std::string_view suffix) const {
+  for (const auto &l : lines()) {
+    if (json) {
+      auto &buf = out.buf();
+      buf.append(std::string_view("{\"lost\":"));
+      json_escape(buf, l);
+      buf.append(std::string_view("}\n"));
+    } else {
+      out.print("{}{}{}{}\n", c.alert, l, suffix, c.reset);
+    }
+  }
+}
+
 std::vector<std::string> LostSummary::lines() const {
   std::vector<std::string> out;
   for (size_t cpu = 0; cpu < cpus_.size(); ++cpu) {

@@ -381,16 +381,7 @@ void Hist::print(Out &out) {
     for (size_t i = first; i < last; ++i) bar_line(out, c, buckets[i].label, buckets[i].count, most);
     out.print("\n");
   }
-  for (const auto &l : lost_.lines()) {
-    if (opt_.json) {
-      auto &buf = out.buf();
-      buf.append(std::string_view("{\"lost\":"));
-      json_escape(buf, l);
-      buf.append(std::string_view("}\n"));
-    } else {
-      out.print("{}{}{}\n", c.alert, l, c.reset);
-    }
-  }
+  lost_.print(out, c, opt_.json);
   if (!opt_.json && (calls_.unmatched_entries() || unmeasured_))
     out.print("{}{} entries without exit and {} exits without entry were not measured{}\n", c.dim,
               calls_.unmatched_entries(), unmeasured_, c.reset);

@@ -170,12 +170,7 @@ void Profile::print(Out &out) {
       buf.append(std::string_view("}\n"));
       out.maybe_flush();
     }
-    for (const auto &l : lost_.lines()) {
-      auto &buf = out.buf();
-      buf.append(std::string_view("{\"lost\":"));
-      json_escape(buf, l);
-      buf.append(std::string_view("}\n"));
-    }
+    lost_.print(out, c, true);
     out.flush();
     return;
   }
@@ -194,7 +189,7 @@ void Profile::print(Out &out) {
                 c.reset);
   }
   if (rows_v.empty()) out.print("no probe records in the selection\n");
-  for (const auto &l : lost_.lines()) out.print("{}{}: totals may be low{}\n", c.alert, l, c.reset);
+  lost_.print(out, c, false, ": totals may be low");
   if (calls_.unmatched_entries() || calls_.orphan_exits())
     out.print("{}{} entries without exit and {} exits without entry were counted as hits without time{}\n",
               c.dim, calls_.unmatched_entries(), calls_.orphan_exits(), c.reset);

@@ -129,16 +129,7 @@ void StackAgg::print(Out &out) {
   }
   if (order.empty() && !opt_.json)
     out.print("no stack records in the selection (add a stack option to the probe)\n");
-  for (const auto &l : lost_.lines()) {
-    if (opt_.json) {
-      auto &buf = out.buf();
-      buf.append(std::string_view("{\"lost\":"));
-      json_escape(buf, l);
-      buf.append(std::string_view("}\n"));
-    } else {
-      out.print("{}{}{}\n", c.alert, l, c.reset);
-    }
-  }
+  lost_.print(out, c, opt_.json);
   out.flush();
 }
 

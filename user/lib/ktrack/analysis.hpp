@@ -198,11 +198,17 @@ namespace ktrack::analysis {
 // Per-CPU summary of lost-record markers, for the views that aggregate
 // (hist, profile, stack, top): one "lost N records on CPU c between t1 and
 // t2 (in K gaps)" line per CPU.
+class Out;
+struct Colors;
+
 class LostSummary {
  public:
   void add(const Sample &s);
   uint64_t total() const { return total_; }
   std::vector<std::string> lines() const;
+  // Every view prints the same lines: {"lost":"LINE"} objects in JSON,
+  // else "LINE<suffix>" in the alert colour.
+  void print(Out &out, const Colors &c, bool json, std::string_view suffix = {}) const;
 
  private:
   struct PerCpu {
