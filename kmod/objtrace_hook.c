@@ -297,6 +297,38 @@ limits:
 }
 
 /*
+ * The start of every hook: returns at once (-1) when nothing is tracked (the
+ * cost is this one load), or when ftrace's recursion lock or the tracker's
+ * own guard says we are inside ourselves (counted); else the recursion bit
+ * for objtrace_hook_exit().
+ */
+static __always_inline int objtrace_hook_enter(struct objtrace_state *st, unsigned long ip,
+					       unsigned long parent_ip)
+{
+	int bit;
+
+	if (!atomic_read(&st->table.nr_live))
+		return -1;
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		this_cpu_inc(st->pcpu->recursion);
+		return -1;
+	}
+	if (!objtrace_guard_enter()) {
+		this_cpu_inc(st->pcpu->recursion);
+		ftrace_test_recursion_unlock(bit);
+		return -1;
+	}
+	return bit;
+}
+
+static __always_inline void objtrace_hook_exit(int bit)
+{
+	objtrace_guard_exit();
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
  * Entry of a hooked function: check the arguments in 'mask' against the
  * tracked set.  Inlined into each ftrace callback, so the glob path (first
  * nr_args arguments) and the typed path (only the arguments whose type is a
@@ -308,20 +340,10 @@ static __always_inline void objtrace_check_args(struct objtrace_state *st, unsig
 {
 	unsigned long seen[KTRACK_OBJ_MAX_ARGS];
 	unsigned int i, nseen = 0;
-	int bit;
+	int bit = objtrace_hook_enter(st, ip, parent_ip);
 
-	/* Nothing tracked: the cost is this one load. */
-	if (!atomic_read(&st->table.nr_live))
+	if (bit < 0)
 		return;
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0) {
-		this_cpu_inc(st->pcpu->recursion);
-		return;
-	}
-	if (!objtrace_guard_enter()) {
-		this_cpu_inc(st->pcpu->recursion);
-		goto unlock;
-	}
 	for (i = 0; mask; i++, mask >>= 1) {
 		unsigned long v;
 		struct objtrace_obj *obj;
@@ -344,9 +366,7 @@ static __always_inline void objtrace_check_args(struct objtrace_state *st, unsig
 		seen[nseen++] = v;
 		objtrace_hit(st, obj, v, life, i, ip, parent_ip);
 	}
-	objtrace_guard_exit();
-unlock:
-	ftrace_test_recursion_unlock(bit);
+	objtrace_hook_exit(bit);
 }
 
 /* Entry of a function matched by a glob: check its first nr_args arguments. */
@@ -372,25 +392,14 @@ static notrace void objtrace_free_arg(struct objtrace_state *st, unsigned int ar
 				      struct ftrace_regs *fregs)
 {
 	unsigned long v;
-	int bit;
+	int bit = objtrace_hook_enter(st, ip, parent_ip);
 
-	if (!atomic_read(&st->table.nr_live))
+	if (bit < 0)
 		return;
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0) {
-		this_cpu_inc(st->pcpu->recursion);
-		return;
-	}
-	if (!objtrace_guard_enter()) {
-		this_cpu_inc(st->pcpu->recursion);
-		goto unlock;
-	}
 	v = ktrack_fregs_arg(fregs, arg);
 	if (objtrace_kptr(v))
 		__objtrace_untrack(st, v, reason, ip, parent_ip);
-	objtrace_guard_exit();
-unlock:
-	ftrace_test_recursion_unlock(bit);
+	objtrace_hook_exit(bit);
 }
 
 static notrace void objtrace_kfree_func(unsigned long ip, unsigned long parent_ip,
