@@ -8,6 +8,8 @@
 #   make setup        install what a Debian 12 machine needs (idempotent)
 #   make check        set up, build, host tests, then the in-VM suite on 6.1
 #                     and 6.12; ends with "N passed, N failed"
+#   make check-stress the capture start/stop stress at full length (200
+#                     iterations per kernel; about 10 minutes per kernel)
 #   make demo         a live ktrack session in the VM (6.12 by default)
 #   make vm-shell KVER=6.12   an interactive guest
 #   make bench        benchmarks (print numbers)
@@ -24,20 +26,23 @@ JOBS ?= $(shell nproc)
 MODULE_DIRS := $(patsubst $(ROOT)/%/Kbuild,%,$(wildcard $(ROOT)/kmod/Kbuild $(ROOT)/tests/kmod/*/Kbuild $(ROOT)/samples/*/Kbuild))
 
 # Target kernels: "SHORT RELEASE" lines written by scripts/setup.sh, plus the
-# running kernel when it has a build tree; KDIR=... replaces them all.
+# running kernel when it has a build tree; KDIR=... replaces them all.  The
+# list is read when a recipe runs, not when make parses this file: on a
+# fresh clone setup writes kernels.list during this very make run.
 ifneq ($(KDIR),)
-  KDIRS := $(abspath $(KDIR))
+  KDIRS_SH := echo $(abspath $(KDIR))
 else
-  KDIRS := $(sort $(foreach r,$(shell awk '{print $$2}' $(CACHE)/kernels.list 2>/dev/null) $(shell uname -r),$(wildcard /lib/modules/$(r)/build)))
+  KDIRS_SH := for r in $$(awk '{print $$2}' $(CACHE)/kernels.list 2>/dev/null) $$(uname -r); do \
+	  [ -d /lib/modules/$$r/build ] && echo /lib/modules/$$r/build; done | sort -u
 endif
 
-.PHONY: all setup user modules kernel-tests check host-test vm-test demo vm-shell bench \
+.PHONY: all setup user modules kernel-tests check check-stress host-test vm-test demo vm-shell bench \
 	sparse checkpatch format clean distclean help
 
 all: user modules kernel-tests
 
 help:
-	@sed -n '3,18p' $(ROOT)/Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,20p' $(ROOT)/Makefile | sed 's/^# \{0,1\}//'
 
 setup:
 	@$(ROOT)/scripts/setup.sh
@@ -56,8 +61,9 @@ user: $(BUILD)/user/CMakeCache.txt
 # Kbuild writes objects next to the sources, so each (kernel, directory) pair
 # gets a tree of symlinks under build/modules/RELEASE/ and is built there.
 modules: $(CACHE)/kernels.list
-	@set -e; [ -n "$(KDIRS)" ] || { echo "no kernel build tree found: run 'make setup' or pass KDIR=" >&2; exit 1; }; \
-	for kdir in $(KDIRS); do \
+	@set -e; kdirs=$$($(KDIRS_SH)); \
+	[ -n "$$kdirs" ] || { echo "no kernel build tree found: run 'make setup' or pass KDIR=" >&2; exit 1; }; \
+	for kdir in $$kdirs; do \
 	  case $$kdir in /lib/modules/*/build) rel=$$(basename $$(dirname $$kdir));; \
 	    *) rel=$$(cat $$kdir/include/config/kernel.release);; esac; \
 	  for d in $(MODULE_DIRS); do \
@@ -93,6 +99,12 @@ $(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kerne
 # ---- tests ------------------------------------------------------------------
 check:
 	@$(ROOT)/scripts/check.sh
+
+check-stress: all
+	@set -e; for k in 6.1 6.12; do \
+	  KTRACK_STRESS_ITERS=200 KTRACK_TEST_TIMEOUT=3600 \
+	    $(ROOT)/tests/vm/run --kernel $$k --timeout 4000 -- $(ROOT)/tests/kernel/run-all capture_stopstart; \
+	done
 
 host-test: user
 	cd $(BUILD)/user && ctest --output-on-failure

@@ -29,7 +29,8 @@ static u32 kt_next_id;
 
 u64 ktrack_probe_features(void)
 {
-	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_TRACEPOINT;
+	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_TRACEPOINT |
+		KTRACK_FEAT_PROBE_IDLE;
 
 	if (KTRACK_HAVE_FPROBE)
 		f |= KTRACK_FEAT_FPROBE;
@@ -271,6 +272,7 @@ static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
 		in->dropped += READ_ONCE(st->dropped);
 		in->faults += READ_ONCE(st->faults);
 		in->misses += READ_ONCE(st->missed);
+		in->idle += READ_ONCE(st->idle);
 	}
 	in->misses += p->missed_acc + kt_kernel_missed(p);
 	in->nr_funcs = p->nr_funcs;
@@ -288,17 +290,33 @@ static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
 		scnprintf(in->target, sizeof(in->target), "0x%llx", p->addr);
 }
 
+/* Callers from before 'idle' pass entries of the first published size. */
+static_assert(offsetof(struct ktrack_probe_info, idle) == KTRACK_PROBE_INFO_SIZE_V1);
+
 static long kt_ioctl_list(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_probe_list req;
 	struct ktrack_probe_info *buf = NULL;
 	struct kt_probe *p;
-	u32 usize, n = 0;
+	u32 usize, n = 0, esize, i;
 	int ret;
 
-	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
+	ret = ktrack_copy_sized_in(&req, sizeof(req), offsetof(typeof(req), entry_size), arg,
+				   &usize);
 	if (ret)
 		return ret;
+	if (req.__pad)
+		return -EINVAL;
+	/*
+	 * A caller from before 'idle' (size 16) knows the shorter entry; one
+	 * built with this header may leave entry_size 0 for its sizeof.
+	 */
+	if (usize <= offsetof(typeof(req), entry_size))
+		esize = KTRACK_PROBE_INFO_SIZE_V1;
+	else
+		esize = req.entry_size ?: sizeof(*buf);
+	if (esize < KTRACK_PROBE_INFO_SIZE_V1 || esize > PAGE_SIZE || esize % 8)
+		return -EINVAL;
 	if (req.count > KT_MAX_PROBES_PER_SESSION)
 		req.count = KT_MAX_PROBES_PER_SESSION;
 	if (req.count) {
@@ -318,9 +336,14 @@ static long kt_ioctl_list(struct ktrack_session *s, void __user *arg)
 	}
 	mutex_unlock(&kt_probe_lock);
 	ret = 0;
-	if (buf && copy_to_user(u64_to_user_ptr(req.entries_ptr), buf,
-				(size_t)min(n, req.count) * sizeof(*buf)))
-		ret = -EFAULT;
+	/* Copied out with no lock held; a larger entry gets zeroes after ours. */
+	for (i = 0; buf && i < min(n, req.count) && !ret; i++) {
+		void __user *dst = u64_to_user_ptr(req.entries_ptr) + (u64)i * esize;
+
+		if (copy_to_user(dst, &buf[i], min_t(size_t, esize, sizeof(*buf))) ||
+		    (esize > sizeof(*buf) && clear_user(dst + sizeof(*buf), esize - sizeof(*buf))))
+			ret = -EFAULT;
+	}
 	req.count = n;
 	if (!ret && copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req))))
 		ret = -EFAULT;

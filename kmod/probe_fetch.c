@@ -16,6 +16,7 @@
 #include <linux/uaccess.h>
 
 #include "probe_internal.h"
+#include "session.h"	/* ->running, read locklessly on the hit path */
 
 #define KT_NEST_MAX	4	/* task, softirq, hardirq, NMI */
 #define KT_SCRATCH	(sizeof(struct ktrack_rec_probe) + KTRACK_PROBE_MAX_DATA)
@@ -378,6 +379,16 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	preempt_disable_notrace();
 	sc = this_cpu_ptr(kt_scratch);
 	this_cpu_inc(p->stats->hits);
+	/*
+	 * Attached but not recording (before START, after STOP): counted, not
+	 * fetched.  A hit that sees 'running' here and loses the race with
+	 * STOP is counted as dropped by the failed write below.
+	 */
+	if (unlikely(!READ_ONCE(p->session->running))) {
+		this_cpu_inc(p->stats->idle);
+		preempt_enable_notrace();
+		return;
+	}
 	nest = this_cpu_inc_return(kt_scratch->nest);
 	if (nest > KT_NEST_MAX) {
 		this_cpu_inc(p->stats->missed);

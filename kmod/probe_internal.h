@@ -50,6 +50,7 @@ struct kt_probe_stats {
 	u64 dropped;
 	u64 faults;
 	u64 missed;		/* handler nesting guard */
+	u64 idle;		/* hit while the session was not recording */
 };
 
 /* What the entry side keeps for the exit side (kretprobe/fprobe data). */

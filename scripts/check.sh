@@ -5,7 +5,10 @@
 #
 #   KTRACK_KERNELS="6.1 6.12"   kernels to run the in-VM suite on
 #   KTRACK_TESTS="pattern ..."  only in-VM tests whose names match
+#   KTRACK_STRESS_ITERS=N       iterations of the capture start/stop stress
+#                               (40 here; 'make check-stress' runs 200)
 set -uo pipefail
+export KTRACK_STRESS_ITERS=${KTRACK_STRESS_ITERS:-40}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=$root/build

@@ -37,6 +37,7 @@
 #define KTRACK_FEAT_OBJTRACE	(1ULL << 6)
 #define KTRACK_FEAT_NAMED_SESS	(1ULL << 7)
 #define KTRACK_FEAT_OBJ_FUNC_ADDRS (1ULL << 8)	/* KTRACK_OBJF_FUNC_ADDRS */
+#define KTRACK_FEAT_PROBE_IDLE	(1ULL << 9)	/* ktrack_probe_info.idle */
 
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
@@ -529,12 +530,23 @@ struct ktrack_probe_info {
 	__u32 __pad;
 	char name[KTRACK_PROBE_NAME_MAX];
 	char target[KTRACK_PROBE_SYM_MAX];	/* MOD:SYM+OFF, event, 1st func */
+	/* Since KTRACK_FEAT_PROBE_IDLE (entry_size >= 240): */
+	__u64 idle;		/* hits while the session was not recording */
 };
+
+/* sizeof(struct ktrack_probe_info) before 'idle' was added. */
+#define KTRACK_PROBE_INFO_SIZE_V1 232
 
 struct ktrack_probe_list {
 	__u32 size;
 	__u32 count;		/* in: entries at entries_ptr; out: probes */
 	__u64 entries_ptr;	/* struct ktrack_probe_info[count] */
+	/* Since KTRACK_FEAT_PROBE_IDLE; a caller that leaves it out (size 16)
+	 * gets entries of KTRACK_PROBE_INFO_SIZE_V1 bytes, 0 means this
+	 * header's sizeof(struct ktrack_probe_info).
+	 */
+	__u32 entry_size;	/* sizeof(struct ktrack_probe_info) the caller knows */
+	__u32 __pad;
 };
 
 /* Copy a probe's description back (to decode its records elsewhere). */

@@ -29,9 +29,9 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 
 # A one-page-per-CPU session: the emitter overruns it, so LOST records appear.
 "$K" session create antest --buffer-pages 1 >/dev/null || { echo "Bail out! session create"; exit 1; }
-"$K" record -s antest -q -o "$f" -d 4s &
+"$K" record -s antest -o "$f" -d 4s 2>"$f.err" &
 rec=$!
-sleep 1.5
+wait_line "$f.err" '^recording to '
 "$K" marker -s antest "analysis begins" >/dev/null 2>&1
 echo "run 7 20000 1 64" >"$ctl"
 "$K" marker -s antest "analysis ends" >/dev/null 2>&1

@@ -169,9 +169,10 @@ check "MOD:SYM probes the module's function (2 hits, target shown with its modul
 "$K" trace 'p:tg ktrack_tpt_glob_two x=$arg1:s32' 'r:tr ktrack_tpt_glob_two ret=$retval:s32' \
 	>"$T/trace.out" 2>"$T/trace.err" &
 tp=$!
-wait_for "$T/trace.err" '^probe tr ' && sleep 0.5
+# The armed line means recording has begun: no sleep after it, and no wait
+# for the output before the stop (the stop delivers every record).
+wait_for "$T/trace.err" '^probe tr '
 echo "call 2" >$PROC
-wait_for "$T/trace.out" 'ret=22' && sleep 0.3
 check "trace says which probes it attached, with their mechanism" \
 	bash -c "grep -Eq '^probe tg \(id [0-9]+\): kprobe, armed$' '$T/trace.err' && grep -Eq '^probe tr \(id [0-9]+\): kretprobe, armed$' '$T/trace.err'"
 check "trace attached a kprobe while running" test "$(kprobes_on ktrack_tpt_glob_two)" -ge 1
@@ -188,10 +189,9 @@ check "session create cli2" "$K" session create cli2
 "$K" probe add -s cli2 'p:keep ktrack_tpt_glob_three' >/dev/null 2>&1
 "$K" trace -s cli2 'p:tn ktrack_tpt_glob_four x=$arg1:s32' >"$T/trace2.out" 2>"$T/trace2.err" &
 tp=$!
-wait_for "$T/trace2.err" '^probe tn ' && sleep 0.5
+wait_for "$T/trace2.err" '^probe tn '
 "$K" probe list -s cli2 >"$T/list3.out" 2>&1
 echo "call 1" >$PROC
-wait_for "$T/trace2.out" 'tn: .*x=40' && sleep 0.3
 kill -INT $tp
 wait $tp
 rc=$?
@@ -208,13 +208,9 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	"$K" trace 'p:vr vfs_read file->f_pos count if count == 12345' \
 		'p:va vfs_read $$args if count == 12345' >"$T/btf.out" 2>"$T/btf.err" &
 	tp=$!
-	wait_for "$T/btf.err" '^probe va ' && sleep 0.5
-	# One read of 12345 bytes per try, until both records are shown (30 s).
-	for _ in $(seq 30); do
-		dd if=/proc/self/stat of=/dev/null bs=12345 count=1 2>/dev/null
-		sleep 1
-		grep -q ' va: ' "$T/btf.out" && grep -q ' vr: ' "$T/btf.out" && break
-	done
+	wait_for "$T/btf.err" '^probe va '
+	# One read of 12345 bytes, right after the armed line, then the stop.
+	dd if=/proc/self/stat of=/dev/null bs=12345 count=1 2>/dev/null
 	kill -INT $tp
 	wait $tp
 	check "BTF names: 'p vfs_read file->f_pos count' records f_pos=0 count=12345" \

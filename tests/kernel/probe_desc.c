@@ -211,6 +211,52 @@ TEST_F(desc, del_and_list_requests_are_validated)
 	EXPECT_EQ(1, list.count);
 }
 
+/*
+ * PROBE_LIST entries: a caller built before 'idle' (size 16) gets 232-byte
+ * entries; entry_size is validated; hits on a session that is not
+ * recording are counted as idle (and are hits), never silent.
+ */
+TEST_F(desc, list_entry_size_and_idle_hits)
+{
+	struct { __u32 size, count; __u64 entries_ptr; } old = { .size = 16, .count = 2 };
+	struct ktrack_probe_list list = { .size = sizeof(list), .count = 1 };
+	struct ktrack_probe_info info[2];
+	unsigned char v1[2][KTRACK_PROBE_INFO_SIZE_V1 + 8];
+	int fd = open("/dev/ktrack", O_RDWR | O_CLOEXEC);	/* never started */
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, pt_add(fd, "p:idl ktrack_tpt_add", NULL));
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	memset(info, 0xff, sizeof(info));
+	list.entries_ptr = (uintptr_t)info;
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_PROBE_LIST, &list));		/* entry_size 0: ours */
+	ASSERT_EQ(1, list.count);
+	EXPECT_STREQ("idl", info[0].name);
+	EXPECT_EQ(3, info[0].hits);
+	EXPECT_EQ(3, info[0].idle);
+	EXPECT_EQ(0, info[0].dropped);
+
+	/* the first published layout: 232-byte entries, no 'idle' */
+	memset(v1, 0xee, sizeof(v1));
+	old.entries_ptr = (uintptr_t)v1;
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_PROBE_LIST, &old));
+	EXPECT_EQ(1, old.count);
+	EXPECT_STREQ("idl", (char *)v1 + offsetof(struct ktrack_probe_info, name));
+	EXPECT_EQ(0xee, v1[0][KTRACK_PROBE_INFO_SIZE_V1]);		/* nothing past it */
+
+	list.entry_size = KTRACK_PROBE_INFO_SIZE_V1 - 8;		/* too small */
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_PROBE_LIST, &list));
+	EXPECT_EQ(EINVAL, errno);
+	list.entry_size = sizeof(info[0]) + 4;				/* not 8-aligned */
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_PROBE_LIST, &list));
+	EXPECT_EQ(EINVAL, errno);
+	list.entry_size = sizeof(info[0]);
+	list.__pad = 1;							/* reserved */
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_PROBE_LIST, &list));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
 /* Malformed specs through the CLI: message and caret, nothing added. */
 TEST_F(desc, ktrackctl_rejects_malformed_specs_with_caret)
 {

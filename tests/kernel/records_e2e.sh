@@ -183,9 +183,10 @@ check "record -d 1s stops by itself and the file decodes" bash -c "[ $rc -eq 0 ]
 
 # ---- test_emit: every sequence number once, in order, counts exact ------------
 if ((have_emit)); then
-	"$K" record -o "$T/emit.ktrack" -q --buffer-pages 1024 >"$T/emit-record.out" 2>&1 &
+	"$K" record -o "$T/emit.ktrack" --buffer-pages 1024 >"$T/emit-record.out" 2>&1 &
 	rp=$!
-	sleep 1.5 # an anonymous session: give it time to start
+	# an anonymous session: it records once it says so
+	for _ in $(seq 300); do grep -q '^recording to ' "$T/emit-record.out" && break; sleep 0.1; done
 	echo "run 7 200 7 32" >"$EMIT_CTL"
 	cat "$EMIT_CTL" >"$T/emit-result.txt"
 	sleep 0.5

@@ -109,8 +109,9 @@ TEST_F(acct, nmi_context_records)
 	self->chk.run = 3;
 	ASSERT_EQ(0, tp_run(3, 200, 1 << KTRACK_RECF_CTX_NMI, PAYLOAD, &self->prod));
 	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
-	if (!self->prod.nmi_supported)
-		SKIP(return, "no PMU NMIs on this machine (QEMU TCG): NMI context not exercised");
+	/* NMI IPIs need no PMU: every x86 machine, QEMU TCG included, has them. */
+	ASSERT_TRUE(self->prod.nmi_supported);
+	ASSERT_LT(0, self->prod.total) TH_LOG("no NMI record was produced");
 	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
 	EXPECT_EQ(0, self->chk.errors) TH_LOG("%s", self->chk.first_error);
 	EXPECT_EQ(self->prod.total, self->chk.received);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
+
 #include "ktrack/error.hpp"
 #include "ktrack/session.hpp"
 
@@ -33,6 +35,20 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
   }
   if (!f.mode.empty()) o.mode = ktrack::parse_mode(f.mode);
   if (!f.clock.empty()) o.clock = ktrack::parse_clock(f.clock);
+}
+
+void start_capture(ktrack::Capture &cap, const std::string &what) {
+  cap.start();
+  for (const auto &n : cap.notes()) fmt::print(stderr, "{}\n", n);
+  if (!what.empty()) fmt::print(stderr, "{} (Ctrl-C stops)\n", what);
+  std::fflush(stderr);
+}
+
+void print_capture_summary(const ktrack::Capture &cap, const char *what) {
+  const auto &st = cap.status();
+  fmt::print(stderr, "{}: {} records, {} lost, in {:.1f} s\n", what, st.events - st.lost_markers, st.lost,
+             st.seconds);
+  for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
 }
 
 }  // namespace ktrackctl

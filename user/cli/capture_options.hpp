@@ -26,4 +26,12 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f);
 // Validates and copies the flags; throws ktrack::UsageError.
 void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o);
 
+// Starts recording, then shows what was attached ("probe x (id 1): kprobe,
+// armed") and 'what' ("recording to FILE") on stderr: once such a line is
+// out, every hit is recorded or counted lost.  'what' empty: no such line.
+void start_capture(ktrack::Capture &cap, const std::string &what = {});
+// After Capture::run(): "N records, M lost" (what: "trace", "report"...)
+// and what each attached probe saw, on stderr.
+void print_capture_summary(const ktrack::Capture &cap, const char *what);
+
 }  // namespace ktrackctl

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "capture_options.hpp"
 #include "command.hpp"
 #include "ktrack/analysis_source.hpp"
 #include "ktrack/capture.hpp"
@@ -153,6 +154,7 @@ class ViewSource {
     ktrack::StopSignals signals;
     ka::RecordRef ref(*decoder_);
     ka::Sample s;
+    start_capture(*capture_);
     capture_->run(
         [&](std::span<const uint8_t> rec) {
           if (!ktrack::check_record(rec)) return;

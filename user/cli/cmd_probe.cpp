@@ -79,14 +79,15 @@ const Command probe_cmd(30, [](CLI::App &app) {
       fmt::print("no probes in session '{}'\n", *list_session);
       return;
     }
-    fmt::print("{:<4} {:<20} {:<2} {:<26} {:<9} {:>10} {:>8} {:>10} {:>8} {:>7}  {}\n", "ID", "NAME", "K",
-               "MECHANISM", "STATE", "HITS", "MISSES", "FILTERED", "DROPPED", "FAULTS", "TARGET");
+    fmt::print("{:<4} {:<20} {:<2} {:<26} {:<9} {:>10} {:>8} {:>10} {:>8} {:>7} {:>8}  {}\n", "ID", "NAME",
+               "K", "MECHANISM", "STATE", "HITS", "MISSES", "FILTERED", "DROPPED", "FAULTS", "IDLE",
+               "TARGET");
     for (const auto &p : probes) {
       std::string target = p.target;
       if (p.nr_funcs > 1) target += fmt::format(" (+{} more)", p.nr_funcs - 1);
-      fmt::print("{:<4} {:<20} {:<2} {:<26} {:<9} {:>10} {:>8} {:>10} {:>8} {:>7}  {}\n", p.id, p.name,
+      fmt::print("{:<4} {:<20} {:<2} {:<26} {:<9} {:>10} {:>8} {:>10} {:>8} {:>7} {:>8}  {}\n", p.id, p.name,
                  ktrack::probe_kind_name(p.kind), ktrack::mechanism_name(p.mechanism),
-                 ktrack::probe_state_name(p.state), p.hits, p.misses, p.filtered, p.dropped, p.faults,
+                 ktrack::probe_state_name(p.state), p.hits, p.misses, p.filtered, p.dropped, p.faults, p.idle,
                  target);
     }
   });
@@ -155,16 +156,29 @@ bool looks_like_probe_spec(const std::string &s) {
   return i < s.size() && (s[i] == ' ' || s[i] == ':');
 }
 
-// Names of the probes the hook added to a named session (this process runs
-// one trace/record command, so one list is enough).
+// The probes the hook added (this process runs one trace/record command, so
+// one list is enough).
 std::vector<std::string> &spec_probes() {
   static std::vector<std::string> names;
   return names;
 }
 
+// "probe x: 100 hits, 0 idle, 0 filtered, 0 dropped, 0 missed": what a probe
+// saw, for the summary at the end of a capture.
+std::string probe_summary(const ktrack::ProbeInfo &p) {
+  std::string s = fmt::format("probe {}: {} hits", p.name, p.hits);
+  if (p.idle) s += fmt::format(", {} while not recording", p.idle);
+  if (p.filtered) s += fmt::format(", {} filtered out", p.filtered);
+  if (p.dropped) s += fmt::format(", {} dropped (ring full or hit limit)", p.dropped);
+  if (p.misses) s += fmt::format(", {} missed by the kernel", p.misses);
+  if (p.faults) s += fmt::format(", {} fetch faults", p.faults);
+  return s;
+}
+
 const ktrack::SessionSetupRegistration probe_setup({
     "probes",
-    [](ktrack::Session &session, ktrack::SchemaRegistry &reg, std::vector<std::string> &specs) {
+    [](ktrack::Session &session, ktrack::SchemaRegistry &reg, std::vector<std::string> &specs,
+       std::vector<std::string> &notes) {
       // An argument that is no probe spec fails the command (Capture says
       // so): attach nothing then, and compile every spec before adding any,
       // so that a failing command leaves no probe behind.
@@ -176,14 +190,15 @@ const ktrack::SessionSetupRegistration probe_setup({
       try {
         for (const auto &c : compiled) {
           auto r = pc.add(c.spec, c.blob);
-          if (session.named()) spec_probes().push_back(c.spec.name);
+          spec_probes().push_back(c.spec.name);
           reg.add(ktrack::probe_decoder_schema(r.id, ktrack::schema_from_desc(c.blob)));
-          fmt::print(stderr, "probe {} (id {}): {}, {}\n", c.spec.name, r.id,
-                     ktrack::mechanism_name(r.mechanism), ktrack::probe_state_name(r.state));
+          notes.push_back(fmt::format("probe {} (id {}): {}, {}", c.spec.name, r.id,
+                                      ktrack::mechanism_name(r.mechanism),
+                                      ktrack::probe_state_name(r.state)));
         }
       } catch (...) {
         // a later spec failed: the command does not run, so take back the
-        // probes it already put on the named session
+        // probes it already put on the session
         remove_spec_probes(session);
         throw;
       }
@@ -195,13 +210,24 @@ const ktrack::SessionSetupRegistration probe_setup({
         // a module without probe support: its records have no probe schemas
       }
     },
+    [](ktrack::Session &session, std::vector<std::string> &summary) {
+      if (spec_probes().empty()) return;
+      try {
+        for (const auto &p : ktrack::ProbeClient(session.fd()).list())
+          if (std::find(spec_probes().begin(), spec_probes().end(), p.name) != spec_probes().end())
+            summary.push_back(probe_summary(p));
+      } catch (const ktrack::Error &e) {
+        summary.push_back(fmt::format("probe counts unavailable: {}", e.what()));
+      }
+      remove_spec_probes(session);
+    },
 });
 
 }  // namespace
 
 void remove_spec_probes(ktrack::Session &session) noexcept {
   auto &names = spec_probes();
-  if (!session.named() || names.empty()) return;
+  if (names.empty()) return;
   ktrack::ProbeClient pc(session.fd());
   for (const auto &n : names) {
     try {

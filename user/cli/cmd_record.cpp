@@ -35,6 +35,7 @@ struct TraceOpts {
   ktrack::CaptureOptions cap;
   CaptureFlags flags;
   bool json = false;
+  bool quiet = false;
 };
 
 const Command trace_cmd(30, [](CLI::App &app) {
@@ -42,13 +43,17 @@ const Command trace_cmd(30, [](CLI::App &app) {
   auto *cmd = app.add_subcommand("trace", "Decode a session's records live to the terminal (or JSON lines)");
   add_capture_flags(cmd, o->flags);
   cmd->add_flag("--json", o->json, "One JSON object per line instead of text");
+  cmd->add_flag("-q,--quiet", o->quiet, "No summary on stderr at the end");
   cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
   cmd->footer(
       "Without a spec, streams whatever the session receives: user markers (write() on a\n"
       "session fd, 'ktrackctl marker'), ktrack_emit()/printf records of drivers, probes\n"
       "already attached to a named session (-s).  Text lines read\n"
       "  comm-pid [cpu] seconds.ns: event: field=value ...\n"
-      "Stop with Ctrl-C (every record up to the stop is shown) or -d.\n"
+      "Probe lines on stderr ('probe x (id 1): kprobe, armed') come once recording has\n"
+      "begun: every later hit is shown or counted lost.  Stop with Ctrl-C, SIGTERM or -d:\n"
+      "the probes are detached first, then every record up to that point is shown; a\n"
+      "summary on stderr gives records, lost records and each probe's counts.\n"
       "Examples:\n"
       "  sudo ktrackctl trace\n"
       "  sudo ktrackctl trace -s default --json -d 5s\n"
@@ -67,6 +72,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
     ktrack::Event ev;
     std::atomic<bool> &stop = ktrack::StopSignals::flag();
     bool closed = false;
+    start_capture(cap, o->quiet ? "" : "tracing");
     cap.run(
         [&](std::span<const uint8_t> rec) {
           if (closed || !dec.decode(rec, ev)) return;
@@ -87,6 +93,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
           }
         });
     if (!closed) write_or_pipe_closed(out);
+    if (!o->quiet) print_capture_summary(cap, "trace");
   });
 });
 
@@ -116,7 +123,9 @@ const Command record_cmd(31, [](CLI::App &app) {
       "The file holds the records plus what decoding needs on another machine: record\n"
       "schemas (probes included), CPU count, clock, kernel release, hostname, process\n"
       "names and a kallsyms snapshot.  Decode it with 'ktrackctl report FILE'.\n"
-      "When stderr is a terminal a status line shows events, bytes, lost and rates.\n"
+      "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
+      "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"
+      "bytes, lost and rates.\n"
       "Ctrl-C, SIGTERM or the -d duration stop cleanly: the session is flushed, every\n"
       "record up to the stop is written and the file is finished.\n"
       "Examples:\n"
@@ -142,6 +151,7 @@ const Command record_cmd(31, [](CLI::App &app) {
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;
+    start_capture(cap, o->quiet ? "" : fmt::format("recording to {}", o->output));
     cap.run([&](std::span<const uint8_t> rec) { writer.write_records(rec); }, ktrack::StopSignals::flag(),
             [&](const ktrack::CaptureStatus &st) {
               if (!status) return;
@@ -162,9 +172,11 @@ const Command record_cmd(31, [](CLI::App &app) {
                             c.written, c.lost_full, c.lost_too_big, c.overwritten, c.bytes);
     writer.finish(totals);
     if (status) fmt::print(stderr, "\r\033[K");
-    if (!o->quiet)
+    if (!o->quiet) {
       fmt::print(stderr, "recorded {} events ({}), {} lost, in {:.1f} s to {}\n", writer.records(),
                  ktrack::human_bytes(writer.bytes_written()), writer.lost(), cap.status().seconds, o->output);
+      for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
+    }
   });
 });
 

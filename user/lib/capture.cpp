@@ -80,7 +80,7 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
     if (setup.describe) setup.describe(*session_, schemas_);
   }
   for (auto &setup : session_setups()) {
-    if (setup.attach) setup.attach(*session_, schemas_, opts_.specs);
+    if (setup.attach) setup.attach(*session_, schemas_, opts_.specs, notes_);
   }
   if (!opts_.specs.empty())
     throw UsageError(fmt::format("'{}' is not understood: trace/record take no such argument here{}",
@@ -100,14 +100,19 @@ bool Capture::keep(std::span<const uint8_t> rec) {
   return h.tgid != h.pid && comms_.lookup(h.tgid) == opts_.comm;
 }
 
-void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record,
-                  const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
-  MmapReader reader(*session_);
-  SessionStats st = session_->stats();
-  if (st.state != KTRACK_STATE_RUNNING) {
+void Capture::start() {
+  if (reader_) return;
+  reader_ = std::make_unique<MmapReader>(*session_);
+  if (session_->stats().state != KTRACK_STATE_RUNNING) {
     session_->start();
     started_ = true;
   }
+}
+
+void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record,
+                  const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
+  start();
+  MmapReader &reader = *reader_;
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   auto next_tick = t0 + std::chrono::seconds(1);
@@ -126,6 +131,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
         uint64_t n;
         std::memcpy(&n, rec.data() + sizeof(h), 8);
         status_.lost += n;
+        status_.lost_markers++;
       }
       on_record(rec);
     }
@@ -148,8 +154,12 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       next_tick = now + std::chrono::seconds(1);
     }
   }
-  // Every record committed before the stop: flush pending lost markers,
-  // stop what we started, then drain until empty.
+  // The drain contract: first detach what this capture attached (after it,
+  // none of its handlers runs, so every hit it made is in a ring or counted
+  // lost), then flush pending lost markers and stop what we started (the
+  // kernel waits for writers in flight), then drain until empty.
+  for (auto &setup : session_setups())
+    if (setup.detach) setup.detach(*session_, summary_);
   session_->flush();
   if (started_) session_->stop();
   while (reader.drain(push) > 0) {

@@ -150,6 +150,7 @@ std::vector<ProbeInfo> ProbeClient::list() const {
     req.size = sizeof(req);
     req.count = (uint32_t)buf.size();
     req.entries_ptr = (uint64_t)(uintptr_t)buf.data();
+    req.entry_size = sizeof(ktrack_probe_info);
     int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_LIST, &req);
     if (rc < 0) throw SysError("list probes", -rc);
     if (req.count <= buf.size()) break;
@@ -168,6 +169,7 @@ std::vector<ProbeInfo> ProbeClient::list() const {
     p.filtered = k.filtered;
     p.dropped = k.dropped;
     p.faults = k.faults;
+    p.idle = k.idle;
     p.nr_funcs = k.nr_funcs;
     p.arm_count = k.arm_count;
     p.name.assign(k.name, strnlen(k.name, sizeof(k.name)));

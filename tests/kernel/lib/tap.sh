@@ -19,3 +19,13 @@ check() {
 	shift
 	if out=$("$@" 2>&1); then ok "$name"; else notok "$name" "$out"; fi
 }
+# wait_line FILE REGEX: until FILE has a line matching REGEX (30 s); e.g.
+# the "recording to FILE" line after which a background record records.
+wait_line() {
+	local _i
+	for _i in $(seq 300); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}

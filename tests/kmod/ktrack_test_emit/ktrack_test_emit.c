@@ -13,9 +13,10 @@
  *	8; struct ktrack_rec_test_seq + filler).  seq counts from 0 per
  *	(RUN, context, CPU).  The contexts interleave: a task loop bound to
  *	the CPU emits, and every few records raises a self-IPI (irq_work:
- *	hardirq) and arms a pinned timer (softirq), which emit in batches;
- *	NMIs come from a perf cycles counter when the CPU has a PMU (not
- *	under QEMU TCG: then no NMI records are produced).
+ *	hardirq), arms a pinned timer (softirq) and sends itself an NMI
+ *	(an NMI IPI through the local APIC, as the kernel's NMI backtrace
+ *	does: it needs no PMU, so it works under QEMU TCG too), which emit
+ *	in batches.
  *	Result: "run RUN nmi_supported 0|1" then per CPU
  *	"cpu C task N softirq N hardirq N nmi N" (records produced).
  *
@@ -26,18 +27,20 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <asm/apic.h>
+#include <asm/nmi.h>
 
 #include <ktrack/ktrack_api.h>
 #include <uapi/ktrack.h>
@@ -55,7 +58,7 @@ struct emit_cpu {
 	u8 buf[NCTX][MAX_SIZE];		/* one per context: they nest */
 	struct irq_work hard;
 	struct timer_list timer;
-	struct perf_event *nmi;
+	atomic_t nmi_pending;		/* NMIs sent to this CPU, not handled */
 	struct work_struct work;
 };
 
@@ -89,26 +92,24 @@ static void timer_fn(struct timer_list *t)
 	emit_batch(container_of(t, struct emit_cpu, timer), KTRACK_RECF_CTX_SOFTIRQ, SOFT_BATCH);
 }
 
-static void nmi_fn(struct perf_event *ev, struct perf_sample_data *d, struct pt_regs *regs)
+/*
+ * Every local NMI comes here (with the watchdog's and others'): claim only
+ * as many as this module sent to this CPU.
+ */
+static int nmi_fn(unsigned int type, struct pt_regs *regs)
 {
-	emit_batch(this_cpu_ptr(ecpus), KTRACK_RECF_CTX_NMI, NMI_BATCH);
+	struct emit_cpu *e = this_cpu_ptr(ecpus);
+
+	if (!atomic_add_unless(&e->nmi_pending, -1, 0))
+		return NMI_DONE;
+	emit_batch(e, KTRACK_RECF_CTX_NMI, NMI_BATCH);
+	return NMI_HANDLED;
 }
 
-static bool nmi_start(struct emit_cpu *e)
+static void nmi_send(struct emit_cpu *e)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.config = PERF_COUNT_HW_CPU_CYCLES,
-		.size = sizeof(attr),
-		.sample_period = 200000,
-		.pinned = 1,
-	};
-	struct perf_event *ev = perf_event_create_kernel_counter(&attr, e->cpu, NULL, nmi_fn, NULL);
-
-	if (IS_ERR(ev))
-		return false;
-	e->nmi = ev;
-	return true;
+	atomic_inc(&e->nmi_pending);
+	apic->send_IPI(e->cpu, NMI_VECTOR);
 }
 
 static bool busy(struct emit_cpu *e)
@@ -135,6 +136,9 @@ static void task_fn(struct work_struct *w)
 		if (!(i % 32) && atomic_read(&e->left[KTRACK_RECF_CTX_SOFTIRQ]) > 0 &&
 		    !timer_pending(&e->timer))
 			mod_timer(&e->timer, jiffies);
+		if (!(i % 16) && atomic_read(&e->left[KTRACK_RECF_CTX_NMI]) > 0 &&
+		    !atomic_read(&e->nmi_pending))
+			nmi_send(e);
 		if (atomic_read(&e->left[KTRACK_RECF_CTX_TASK]) <= 0) {
 			/* Let the timer and the NMIs catch up. */
 			if (time_after(jiffies, deadline))
@@ -151,7 +155,6 @@ static void task_fn(struct work_struct *w)
 
 static int do_run(u32 run, u32 count, u32 mask, u32 size)
 {
-	bool nmi_ok = true;
 	size_t off;
 	int cpu, c;
 
@@ -165,24 +168,16 @@ static int do_run(u32 run, u32 count, u32 mask, u32 size)
 			e->seq[c] = 0;
 			atomic_set(&e->left[c], (mask & BIT(c)) ? count : 0);
 		}
-		if ((mask & BIT(KTRACK_RECF_CTX_NMI)) && !nmi_start(e)) {
-			nmi_ok = false;
-			atomic_set(&e->left[KTRACK_RECF_CTX_NMI], 0);
-		}
 	}
 	for_each_online_cpu(cpu)
 		schedule_work_on(cpu, &per_cpu_ptr(ecpus, cpu)->work);
 	for_each_online_cpu(cpu)
 		flush_work(&per_cpu_ptr(ecpus, cpu)->work);
 	off = scnprintf(result, sizeof(result), "run %u nmi_supported %d\n", run,
-			(mask & BIT(KTRACK_RECF_CTX_NMI)) ? nmi_ok : 0);
+			!!(mask & BIT(KTRACK_RECF_CTX_NMI)));
 	for_each_online_cpu(cpu) {
 		struct emit_cpu *e = per_cpu_ptr(ecpus, cpu);
 
-		if (e->nmi) {
-			perf_event_release_kernel(e->nmi);
-			e->nmi = NULL;
-		}
 		off += scnprintf(result + off, sizeof(result) - off,
 				 "cpu %d task %llu softirq %llu hardirq %llu nmi %llu\n", cpu,
 				 e->seq[0], e->seq[1], e->seq[2], e->seq[3]);
@@ -268,11 +263,16 @@ static const struct file_operations ctl_fops = {
 
 static int __init emit_init(void)
 {
-	int cpu;
+	int cpu, ret;
 
 	ecpus = alloc_percpu(struct emit_cpu);
 	if (!ecpus)
 		return -ENOMEM;
+	ret = register_nmi_handler(NMI_LOCAL, nmi_fn, 0, KBUILD_MODNAME);
+	if (ret) {
+		free_percpu(ecpus);
+		return ret;
+	}
 	for_each_possible_cpu(cpu) {
 		struct emit_cpu *e = per_cpu_ptr(ecpus, cpu);
 
@@ -289,6 +289,7 @@ static int __init emit_init(void)
 static void __exit emit_exit(void)
 {
 	debugfs_remove_recursive(dir);
+	unregister_nmi_handler(NMI_LOCAL, KBUILD_MODNAME);	/* waits for handlers */
 	free_percpu(ecpus);
 }
 

@@ -30,22 +30,35 @@ namespace ktrack {
 std::chrono::milliseconds parse_duration(std::string_view s);
 
 // Extends trace/record: a hook that attaches things to the session before it
-// starts.  Register from a user/cli cmd_*.cpp (a static object there is
-// always linked in), e.g. the probe support:
+// starts, and takes them back when the capture stops.  Register from a
+// user/cli cmd_*.cpp (a static object there is always linked in), e.g. the
+// probe support:
 //
 //   static const ktrack::SessionSetupRegistration reg({"probes",
-//       [](Session &s, SchemaRegistry &reg, std::vector<std::string> &specs) {
-//         ... attach each spec it understands, reg.add(its schema), erase it ...
+//       [](Session &s, SchemaRegistry &reg, std::vector<std::string> &specs,
+//          std::vector<std::string> &notes) {
+//         ... attach each spec it understands, reg.add(its schema), erase it,
+//         ... add a line per attached thing to 'notes' ...
 //       },
-//       [](Session &s, SchemaRegistry &reg) { ... add schemas of attached probes ... }});
+//       [](Session &s, SchemaRegistry &reg) { ... add schemas of attached probes ... },
+//       [](Session &s, std::vector<std::string> &summary) { ... detach, say what they saw ... }});
 struct SessionSetup {
   std::string name;
   // Before start: attach what the positional 'specs' ask for, erase the
-  // specs consumed, and register the schemas of what was attached.
-  std::function<void(Session &, SchemaRegistry &, std::vector<std::string> &specs)> attach;
+  // specs consumed, and register the schemas of what was attached.  'notes'
+  // get one line per attached thing ("probe x (id 1): kprobe, armed"); the
+  // command shows them once recording has begun (Capture::start()), so a
+  // line that says "armed" means every later hit is recorded or counted.
+  std::function<void(Session &, SchemaRegistry &, std::vector<std::string> &specs,
+                     std::vector<std::string> &notes)>
+      attach;
   // For a session that may already have things attached (a named session):
   // register their schemas so the records decode.  Optional.
   std::function<void(Session &, SchemaRegistry &)> describe;
+  // At stop, while the session still records: detach what 'attach' put on
+  // the session, synchronously (no handler of it runs after this returns),
+  // and add a line per thing to 'summary'.  Optional.
+  std::function<void(Session &, std::vector<std::string> &summary)> detach;
 };
 std::vector<SessionSetup> &session_setups();
 struct SessionSetupRegistration {
@@ -67,10 +80,22 @@ struct CaptureOptions {
 struct CaptureStatus {
   uint64_t events = 0;  // delivered (after the comm filter), lost markers included
   uint64_t bytes = 0;
-  uint64_t lost = 0;  // records lost (sum of LOST markers)
+  uint64_t lost = 0;          // records lost (sum of LOST markers)
+  uint64_t lost_markers = 0;  // LOST markers among 'events'
   double seconds = 0;
 };
 
+// The life of a capture, and what each step guarantees:
+//   Capture()  opens or attaches, configures, attaches the specs: probes are
+//              armed but the session does not record yet (their hits are
+//              counted as idle, see ProbeInfo::idle);
+//   start()    maps the rings and starts the session: from here on every
+//              hit is delivered or counted lost.  Show notes() after it;
+//   run()      delivers records until stopped (calls start() if needed), then
+//              stops with the drain contract: it detaches what the setups
+//              attached (no handler runs after that), flushes, stops the
+//              session if it started it, and delivers every record committed
+//              before, lost markers included (status().lost counts them).
 class Capture {
  public:
   // Opens and prepares the session (nothing recorded yet).  Throws
@@ -87,11 +112,17 @@ class Capture {
   CommTable &comms() { return comms_; }
   uint32_t nr_cpus() const { return nr_cpus_; }
   const SessionConfig &config() const { return config_; }
+  // What the setups attached, one line each; true once start() returned.
+  const std::vector<std::string> &notes() const { return notes_; }
+  // After run(): what the setups detached saw (per probe: hits, idle...).
+  const std::vector<std::string> &summary() const { return summary_; }
 
-  // Starts (unless the named session already runs) and delivers records in
-  // timestamp order (per drain sweep) until 'stop' is set or the duration
-  // elapsed; 'on_tick' (optional) is called about once a second.  Then
-  // flushes, stops what it started and delivers the rest.
+  // Maps the rings and starts the session unless it already runs.  Idempotent.
+  void start();
+  // Starts (see start()) and delivers records in timestamp order (per drain
+  // sweep) until 'stop' is set or the duration elapsed; 'on_tick'
+  // (optional) is called about once a second.  Then stops as described
+  // above and delivers the rest.
   void run(const std::function<void(std::span<const uint8_t>)> &on_record, const std::atomic<bool> &stop,
            const std::function<void(const CaptureStatus &)> &on_tick = {});
   const CaptureStatus &status() const { return status_; }
@@ -105,7 +136,9 @@ class Capture {
   CommTable comms_;
   SessionConfig config_;
   uint32_t nr_cpus_ = 0;
-  bool started_ = false;
+  bool started_ = false;  // this capture started the session
+  std::unique_ptr<MmapReader> reader_;
+  std::vector<std::string> notes_, summary_;
   RecordMerger merger_;
   CaptureStatus status_;
 };

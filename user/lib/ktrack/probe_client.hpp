@@ -26,6 +26,7 @@ struct ProbeInfo {
   uint32_t mechanism = 0;
   uint32_t state = 0;
   uint64_t hits = 0, misses = 0, filtered = 0, dropped = 0, faults = 0;
+  uint64_t idle = 0;  // hits while the session was not recording (part of hits)
   uint32_t nr_funcs = 0;
   uint32_t arm_count = 0;
   std::string name;
