@@ -49,7 +49,7 @@
 #define MAX_SIZE	1024
 #define HARD_BATCH	16
 #define SOFT_BATCH	64
-#define NMI_BATCH	4
+#define NMI_BATCH	8
 
 struct emit_cpu {
 	int cpu;
@@ -136,8 +136,8 @@ static void task_fn(struct work_struct *w)
 		if (!(i % 32) && atomic_read(&e->left[KTRACK_RECF_CTX_SOFTIRQ]) > 0 &&
 		    !timer_pending(&e->timer))
 			mod_timer(&e->timer, jiffies);
-		if (!(i % 16) && atomic_read(&e->left[KTRACK_RECF_CTX_NMI]) > 0 &&
-		    !atomic_read(&e->nmi_pending))
+		/* one NMI in flight at a time: it lands in the next few instructions */
+		if (atomic_read(&e->left[KTRACK_RECF_CTX_NMI]) > 0 && !atomic_read(&e->nmi_pending))
 			nmi_send(e);
 		if (atomic_read(&e->left[KTRACK_RECF_CTX_TASK]) <= 0) {
 			/* Let the timer and the NMIs catch up. */
