@@ -3,7 +3,7 @@
  * The capture contract at both ends, measured from outside as a user would:
  * start 'ktrackctl trace|record SPEC', wait only for its "probe ... armed"
  * line, make exactly N calls of the probed function on every CPU, and stop
- * at once (SIGINT, SIGTERM, or the -d duration).  Every iteration must show
+ * at once (SIGINT, SIGTERM, the -d duration, or --count).  Every iteration must show
  * N of N records and 0 lost: a line that says "armed" means recording has
  * begun, and every record produced before the stop is delivered.
  *
@@ -25,7 +25,7 @@
 #define CALLS_PER_CPU 250
 #define SPEC "p:sd __x64_sys_getppid comm=$comm"
 
-enum stop_cause { STOP_SIGINT, STOP_SIGTERM, STOP_DURATION };
+enum stop_cause { STOP_SIGINT, STOP_SIGTERM, STOP_DURATION, STOP_COUNT };
 
 struct caller {
 	pthread_t th;
@@ -134,17 +134,31 @@ static int one_run(int record, enum stop_cause stop, char *why, size_t whylen)
 	pid = fork();
 	if (pid == 0) {
 		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		const char *argv[16];
+		int a = 0;
+		char count[16];
 
 		dup2(o, 1);
 		dup2(pipefd[1], 2);
-		if (record)
-			execl(kt_ktrackctl(), "ktrackctl", "record", "-o", file, "--buffer-pages", "256",
-			      stop == STOP_DURATION ? "-d" : SPEC, stop == STOP_DURATION ? "4s" : NULL,
-			      SPEC, NULL);
-		else
-			execl(kt_ktrackctl(), "ktrackctl", "trace", "--buffer-pages", "256",
-			      stop == STOP_DURATION ? "-d" : SPEC, stop == STOP_DURATION ? "4s" : NULL,
-			      SPEC, NULL);
+		argv[a++] = "ktrackctl";
+		argv[a++] = record ? "record" : "trace";
+		if (record) {
+			argv[a++] = "-o";
+			argv[a++] = file;
+		}
+		argv[a++] = "--buffer-pages";
+		argv[a++] = "256";
+		if (stop == STOP_DURATION) {
+			argv[a++] = "-d";
+			argv[a++] = "4s";
+		} else if (stop == STOP_COUNT) {
+			snprintf(count, sizeof(count), "%d", CALLS_PER_CPU);
+			argv[a++] = "--count";
+			argv[a++] = count;
+		}
+		argv[a++] = SPEC;
+		argv[a] = NULL;
+		execv(kt_ktrackctl(), (char **)argv);
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -154,7 +168,9 @@ static int one_run(int record, enum stop_cause stop, char *why, size_t whylen)
 		return snprintf(why, whylen, "no armed line; stderr: %s", err), -1;
 	}
 	want = make_calls();
-	if (stop != STOP_DURATION)
+	if (stop == STOP_COUNT)
+		want = CALLS_PER_CPU;	/* exactly that many shown, the rest counted */
+	else if (stop != STOP_DURATION)
 		kill(pid, stop == STOP_SIGINT ? SIGINT : SIGTERM);
 	/* the rest of stderr: the summary */
 	while (used < sizeof(err) - 1) {
@@ -237,6 +253,12 @@ TEST_F_TIMEOUT(stopstart, record_duration_every_call_recorded, 120)
 {
 	/* -d 4s: the calls are made at once, the duration ends the command */
 	run_case(_metadata, 1, STOP_DURATION, 3);
+}
+
+TEST_F_TIMEOUT(stopstart, trace_count_shows_exactly_count, 600)
+{
+	/* --count N: exactly N shown, the command ends by itself */
+	run_case(_metadata, 0, STOP_COUNT, iterations() / 4);
 }
 
 TEST_HARNESS_MAIN

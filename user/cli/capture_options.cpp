@@ -16,6 +16,8 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f) {
   cmd->add_option("-C,--cpu", f.cpus, "Record only on these CPUs (repeatable)")->allow_extra_args(false);
   cmd->add_option("-c,--comm", f.comm, "Keep only records of tasks with this command name");
   cmd->add_option("-d,--duration", f.duration, "Stop after this long (10s, 500ms, 2m)");
+  cmd->add_option("--count", f.count,
+                  "Stop after this many records (records already produced past it are counted, not shown)");
   cmd->add_option("--buffer-pages", f.buf_pages, "Ring buffer pages per CPU (power of two)");
   cmd->add_option("--mode", f.mode, "discard (drop newest when full) or overwrite (keep newest)");
   cmd->add_option("--clock", f.clock, "Timestamp clock: local, mono or boot");
@@ -27,6 +29,7 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
   o.cpus = f.cpus;
   o.comm = f.comm;
   if (!f.duration.empty()) o.duration = ktrack::parse_duration(f.duration);
+  o.count = f.count;
   if (f.buf_pages) {
     if (f.buf_pages & (f.buf_pages - 1))
       throw ktrack::UsageError(
@@ -48,6 +51,9 @@ void print_capture_summary(const ktrack::Capture &cap, const char *what) {
   const auto &st = cap.status();
   fmt::print(stderr, "{}: {} records, {} lost, in {:.1f} s\n", what, st.events - st.lost_markers, st.lost,
              st.seconds);
+  if (st.after_count)
+    fmt::print(stderr, "{}: --count reached: {} more records produced before the stop were not shown\n", what,
+               st.after_count);
   for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
 }
 

@@ -17,6 +17,7 @@ struct CaptureFlags {
   std::vector<uint32_t> cpus;
   std::string comm;
   std::string duration;
+  uint64_t count = 0;
   uint32_t buf_pages = 0;
   std::string mode;
   std::string clock;

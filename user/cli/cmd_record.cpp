@@ -175,6 +175,9 @@ const Command record_cmd(31, [](CLI::App &app) {
     if (!o->quiet) {
       fmt::print(stderr, "recorded {} events ({}), {} lost, in {:.1f} s to {}\n", writer.records(),
                  ktrack::human_bytes(writer.bytes_written()), writer.lost(), cap.status().seconds, o->output);
+      if (cap.status().after_count)
+        fmt::print(stderr, "--count reached: {} more records produced before the stop were not written\n",
+                   cap.status().after_count);
       for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
     }
   });

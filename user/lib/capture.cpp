@@ -120,23 +120,30 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
   auto push = [&](uint32_t, std::span<const std::byte> r) {
     merger_.push(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
   };
+  bool counted_out = false;  // --count reached
   auto emit = [&] {
     while (merger_.pop(rec)) {
       if (!keep(rec)) continue;
-      status_.events++;
-      status_.bytes += rec.size();
       ktrack_rec_hdr h;
       std::memcpy(&h, rec.data(), sizeof(h));
-      if (h.type == KTRACK_REC_LOST && rec.size() >= sizeof(h) + 8) {
+      const bool lost = h.type == KTRACK_REC_LOST && rec.size() >= sizeof(h) + 8;
+      if (!lost && counted_out) {
+        status_.after_count++;
+        continue;
+      }
+      status_.events++;
+      status_.bytes += rec.size();
+      if (lost) {
         uint64_t n;
         std::memcpy(&n, rec.data() + sizeof(h), 8);
         status_.lost += n;
         status_.lost_markers++;
       }
       on_record(rec);
+      if (opts_.count && status_.events - status_.lost_markers >= opts_.count) counted_out = true;
     }
   };
-  while (!stop.load(std::memory_order_relaxed)) {
+  while (!stop.load(std::memory_order_relaxed) && !counted_out) {
     auto now = clock::now();
     int wait_ms = 100;
     if (opts_.duration.count() > 0) {

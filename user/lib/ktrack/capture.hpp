@@ -74,6 +74,7 @@ struct CaptureOptions {
   std::vector<uint32_t> cpus;             // -C (kernel filter)
   std::string comm;                       // -c (filter on the decoded comm)
   std::chrono::milliseconds duration{0};  // -d; 0 = until stopped
+  uint64_t count = 0;                     // --count: stop after this many records; 0 = no limit
   std::vector<std::string> specs;         // positional arguments for the setup hooks
 };
 
@@ -82,6 +83,7 @@ struct CaptureStatus {
   uint64_t bytes = 0;
   uint64_t lost = 0;          // records lost (sum of LOST markers)
   uint64_t lost_markers = 0;  // LOST markers among 'events'
+  uint64_t after_count = 0;   // --count reached: records produced before the stop, not delivered
   double seconds = 0;
 };
 
@@ -120,7 +122,9 @@ class Capture {
   // Maps the rings and starts the session unless it already runs.  Idempotent.
   void start();
   // Starts (see start()) and delivers records in timestamp order (per drain
-  // sweep) until 'stop' is set or the duration elapsed; 'on_tick'
+  // sweep) until 'stop' is set, the duration elapsed or 'count' records
+  // were delivered (LOST markers are always delivered and not counted; the
+  // records past the count are counted in status().after_count); 'on_tick'
   // (optional) is called about once a second.  Then stops as described
   // above and delivers the rest.
   void run(const std::function<void(std::span<const uint8_t>)> &on_record, const std::atomic<bool> &stop,
