@@ -210,24 +210,57 @@ static notrace void fill_hdr(struct ktrack_rec_hdr *h, u16 len, u16 type, int cp
 }
 
 /*
+ * A writer that fails to claim room gives back the pending losses it took:
+ * writers nested in it (IRQ, NMI) have finished by now, so only the
+ * earliest first_ts needs care.
+ */
+static notrace void give_back_lost(struct ktrack_ring *r, long n, long first, long last)
+{
+	long cur;
+
+	do {
+		cur = local_read(&r->lost_first_ts);
+		if (cur && cur <= first)
+			break;
+	} while (local_cmpxchg(&r->lost_first_ts, cur, first) != cur);
+	local_cmpxchg(&r->lost_last_ts, 0, last);
+	local_add(n, &r->lost_pending);
+}
+
+/*
  * Reserve 'len' bytes (header included) on this CPU's ring, writing a
  * pending LOST record first.  Called with preemption disabled and 'nest'
  * raised; returns the record address or NULL (dropped and counted).
+ *
+ * The pending count is taken before the claim: a writer nested between our
+ * claim and the LOST record would otherwise write that LOST record after our
+ * record, and a reader would see our record before the marker of the losses
+ * that came before it.
  */
 static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r, u32 len,
 				u64 ts)
 {
-	long pending = local_read(&r->lost_pending);
-	u32 extra = pending ? KTRACK_LOST_LEN : 0;
+	long pending = local_read(&r->lost_pending), first = 0, last = 0;
 	u64 head, end, off, pad;
+	u32 extra = 0;
 	u8 *p;
 
+	if (unlikely(pending)) {
+		pending = local_xchg(&r->lost_pending, 0);
+		if (pending) {
+			first = local_xchg(&r->lost_first_ts, 0);
+			last = local_xchg(&r->lost_last_ts, 0);
+			extra = KTRACK_LOST_LEN;
+		}
+	}
 	for (;;) {
 		head = local_read(&r->head);
 		off = head & ring_mask(r);
 		pad = off + len + extra > r->size ? r->size - off : 0;
 		end = head + pad + len + extra;
 		if (!ring_room(r, head, end)) {
+			if (pending)
+				give_back_lost(r, pending, first, last);
 			note_lost(r, ts);
 			local_inc(&r->lost_full);
 			return NULL;
@@ -244,21 +277,14 @@ static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r,
 	if (extra) {
 		struct ktrack_rec_hdr *h = (struct ktrack_rec_hdr *)p;
 		struct ktrack_rec_lost *l = (struct ktrack_rec_lost *)(h + 1);
-		long n = local_xchg(&r->lost_pending, 0);
 
-		if (n) {
-			fill_hdr(h, KTRACK_LOST_LEN, KTRACK_REC_LOST, r->cpu, ts);
-			l->count = n;
-			l->first_ts = local_xchg(&r->lost_first_ts, 0);
-			l->last_ts = local_xchg(&r->lost_last_ts, 0);
-			l->reason = KTRACK_LOST_FULL;
-			l->__pad = 0;
-			trace_ktrack_ring_overflow(s->id, r->cpu, n, KTRACK_LOST_FULL);
-		} else {
-			/* A nested writer wrote it meanwhile. */
-			h->len = KTRACK_LOST_LEN;
-			h->type = KTRACK_REC_PAD;
-		}
+		fill_hdr(h, KTRACK_LOST_LEN, KTRACK_REC_LOST, r->cpu, ts);
+		l->count = pending;
+		l->first_ts = first;
+		l->last_ts = last;
+		l->reason = KTRACK_LOST_FULL;
+		l->__pad = 0;
+		trace_ktrack_ring_overflow(s->id, r->cpu, pending, KTRACK_LOST_FULL);
 		p += KTRACK_LOST_LEN;
 	}
 	return p;

@@ -28,8 +28,15 @@
 #include "ring.h"
 #include "session.h"
 
-static DEFINE_MUTEX(ktrack_sessions_mutex);	/* named table, running list */
+/*
+ * Lock order: ktrack_sessions_mutex -> s->lock -> kt_probe_lock (probe.c)
+ * -> ktrack_running_lock.  START and STOP run under s->lock, so the running
+ * list has a lock of its own below it (taking the sessions mutex there
+ * would invert the order of CREATE/ATTACH, which take it before s->lock).
+ */
+static DEFINE_MUTEX(ktrack_sessions_mutex);	/* named table */
 static LIST_HEAD(ktrack_named);
+static DEFINE_SPINLOCK(ktrack_running_lock);	/* writers of ktrack_running */
 static LIST_HEAD(ktrack_running);		/* RCU: writers of ktrack_emit() */
 static atomic64_t ktrack_next_id = ATOMIC64_INIT(0);
 
@@ -98,9 +105,9 @@ static void session_stop_locked(struct ktrack_session *s)
 	if (!s->running)
 		return;
 	WRITE_ONCE(s->running, 0);
-	mutex_lock(&ktrack_sessions_mutex);
+	spin_lock(&ktrack_running_lock);
 	list_del_rcu(&s->run_node);
-	mutex_unlock(&ktrack_sessions_mutex);
+	spin_unlock(&ktrack_running_lock);
 	static_branch_dec(&ktrack_active_key);
 	/* Writers run with preemption disabled (NMIs included): wait for them. */
 	synchronize_rcu();
@@ -128,9 +135,9 @@ static int session_start_locked(struct ktrack_session *s)
 	static_branch_inc(&ktrack_active_key);
 	/* Rings before 'running': pairs with smp_rmb() in the writer. */
 	smp_store_release(&s->running, 1);
-	mutex_lock(&ktrack_sessions_mutex);
+	spin_lock(&ktrack_running_lock);
 	list_add_rcu(&s->run_node, &ktrack_running);
-	mutex_unlock(&ktrack_sessions_mutex);
+	spin_unlock(&ktrack_running_lock);
 	trace_ktrack_session_start(s->id, s->name);
 	return 0;
 }
@@ -571,14 +578,20 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 		ret = 0;
 		break;
 	default:
-		/* Each part owns a range of command numbers (ktrack_internal.h). */
-		s->touched = true;
-		if (_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f)
+		/*
+		 * Each part owns a range of command numbers (ktrack_internal.h).
+		 * An unknown command leaves the session untouched: probing for
+		 * commands must not make a fresh fd impossible to attach.
+		 */
+		if (_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f) {
+			s->touched = true;
 			ret = ktrack_probe_ioctl(s, cmd, arg);
-		else if (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f)
+		} else if (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f) {
+			s->touched = true;
 			ret = ktrack_objtrace_ioctl(s, cmd, arg);
-		else
+		} else {
 			ret = -ENOTTY;
+		}
 	}
 out:
 	mutex_unlock(&s->lock);

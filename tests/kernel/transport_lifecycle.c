@@ -564,4 +564,63 @@ TEST_F(life, trace_events_report_lifecycle_and_overflow)
 	free(buf);
 }
 
+/*
+ * START (which allocates the rings under the session lock) and
+ * SESSION_CREATE (which takes the sessions table lock, then the fd's
+ * session lock) from two threads on one fd: the lock order must hold (a
+ * cycle here deadlocked both threads in D state, and every later session
+ * operation with them).
+ */
+struct create_race {
+	int fd;
+	char name[16];
+	int ret;
+};
+
+static void *create_on_fd(void *arg)
+{
+	struct create_race *c = arg;
+
+	c->ret = req(c->fd, KTRACK_IOC_SESSION_CREATE, c->name, 0);
+	return NULL;
+}
+
+TEST_F(life, start_and_create_on_one_fd_do_not_deadlock)
+{
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		struct create_race c = { .fd = tp_open(1024, KTRACK_MODE_DISCARD) };
+		pthread_t th;
+
+		ASSERT_LE(0, c.fd);
+		snprintf(c.name, sizeof(c.name), "race%d", i);
+		ASSERT_EQ(0, pthread_create(&th, NULL, create_on_fd, &c));
+		ioctl(c.fd, KTRACK_IOC_START);	/* either order is fine; a hang is not */
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		/* CREATE after START: EBUSY (the fd's session is in use); before: 0 */
+		EXPECT_TRUE(c.ret == 0 || c.ret == -EBUSY) TH_LOG("create: %d", c.ret);
+		req(c.fd, KTRACK_IOC_SESSION_DESTROY, c.name, 0);
+		close(c.fd);
+	}
+}
+
+/* A tool probing for commands it does not know leaves the fd attachable. */
+TEST_F(life, unknown_command_leaves_a_fresh_fd_attachable)
+{
+	int owner = open("/dev/ktrack", O_RDWR), fd = open("/dev/ktrack", O_RDWR);
+
+	ASSERT_LE(0, owner);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, req(owner, KTRACK_IOC_SESSION_CREATE, "probed", 0));
+	EXPECT_EQ(-1, ioctl(fd, _IO(KTRACK_IOC_MAGIC, 0x1f)));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IO(KTRACK_IOC_MAGIC, 0x7f)));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(0, req(fd, KTRACK_IOC_SESSION_ATTACH, "probed", 0));
+	close(fd);
+	req(owner, KTRACK_IOC_SESSION_DESTROY, "probed", 0);
+	close(owner);
+}
+
 TEST_HARNESS_MAIN
