@@ -130,8 +130,8 @@ class ViewSource {
       co.session = f.session;
       co.specs = f.probes;
       if (!f.duration.empty()) co.duration = ktrack::parse_duration(f.duration);
+      symbols_.load(ktrack::Symbolizer::read_kallsyms());  // before the probes arm (see trace)
       capture_ = std::make_unique<ktrack::Capture>(co);
-      symbols_.load(ktrack::Symbolizer::read_kallsyms());
       live_names_ = std::make_unique<ka::EventNames>(capture_->schemas(), &symbols_, &capture_->comms());
       names_ = live_names_.get();
       decoder_ = std::make_unique<ktrack::Decoder>(capture_->schemas(), &capture_->comms());

@@ -62,11 +62,13 @@ const Command trace_cmd(30, [](CLI::App &app) {
     apply_capture_flags(o->flags, o->cap);
     ktrack::StopSignals signals;
     ::signal(SIGPIPE, SIG_IGN);
+    // Symbols before the probes: reading kallsyms makes thousands of
+    // read() calls, which a probe on vfs_read would count as idle hits.
+    ktrack::Symbolizer syms;
+    syms.load(ktrack::Symbolizer::read_kallsyms());
     ktrack::Capture cap(o->cap);
     SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::Decoder dec(cap.schemas(), &cap.comms());
-    ktrack::Symbolizer syms;
-    syms.load(ktrack::Symbolizer::read_kallsyms());
     ktrack::FormatOptions fo{syms.size() ? &syms : nullptr};
     ktrack::BufferedOutput out(STDOUT_FILENO);
     ktrack::Event ev;
@@ -135,6 +137,7 @@ const Command record_cmd(31, [](CLI::App &app) {
   cmd->callback([o] {
     apply_capture_flags(o->flags, o->cap);
     ktrack::StopSignals signals;
+    const std::string kallsyms = ktrack::Symbolizer::read_kallsyms();  // before the probes (see trace)
     ktrack::Capture cap(o->cap);
     SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::TraceMeta meta;
@@ -147,7 +150,7 @@ const Command record_cmd(31, [](CLI::App &app) {
     meta.extra["mode"] = ktrack::mode_name(cap.config().mode);
     meta.extra["buf_pages"] = std::to_string(cap.config().buf_pages);
     meta.extra["ktrackctl_version"] = KTRACK_VERSION;
-    ktrack::TraceWriter writer(o->output, meta, cap.schemas(), ktrack::Symbolizer::read_kallsyms());
+    ktrack::TraceWriter writer(o->output, meta, cap.schemas(), kallsyms);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;

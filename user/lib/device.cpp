@@ -23,6 +23,8 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_TRACEPOINT, "tracepoint"},
       {KTRACK_FEAT_OBJTRACE, "objtrace"},
       {KTRACK_FEAT_NAMED_SESS, "named-sessions"},
+      {KTRACK_FEAT_OBJ_FUNC_ADDRS, "obj-func-addrs"},
+      {KTRACK_FEAT_PROBE_IDLE, "probe-idle"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {
