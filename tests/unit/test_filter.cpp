@@ -120,7 +120,18 @@ TEST(Durations, ParseAndFormat) {
   EXPECT_EQ(parse_duration_ns("2m", "x"), 120000000000u);
   EXPECT_THROW(parse_duration_ns("", "x"), ktrack::UsageError);
   EXPECT_THROW(parse_duration_ns("-1s", "x"), ktrack::UsageError);
-  EXPECT_THROW(parse_duration_ns("1h", "x"), ktrack::UsageError);
+  // one grammar for every command: -d of record/trace and of the views alike
+  EXPECT_EQ(parse_duration_ns("1h", "x"), 3600000000000u);
+  EXPECT_EQ(parse_duration_ns("500us", "x"), 500000u);
+  EXPECT_EQ(parse_duration_ns("300ns", "x"), 300u);
+  EXPECT_EQ(parse_duration_ns("10", "x"), 10000000000u);
+  EXPECT_EQ(parse_duration_ns("1min", "x"), 60000000000u);
+  for (const char *bad : {"1d", "inf", "nan", "0x10", " 1s", "1s ", "s", "1 s", "10sec"})
+    EXPECT_THROW(parse_duration_ns(bad, "x"), ktrack::UsageError) << bad;
+  EXPECT_EQ(ktrack::parse_duration("500us").count(), 1);  // a capture rounds up to 1 ms
+  EXPECT_EQ(ktrack::parse_duration("1h").count(), 3600000);
+  EXPECT_EQ(ktrack::parse_duration("250ms").count(), 250);
+  EXPECT_THROW(ktrack::parse_duration("0"), ktrack::UsageError);
   EXPECT_EQ(format_ts(1234567890123), "1234.567890");
   EXPECT_EQ(format_duration(850), "850 ns");
   EXPECT_EQ(format_duration(12345), "12.345 us");

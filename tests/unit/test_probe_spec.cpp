@@ -115,9 +115,27 @@ const BadSpec kBad[] = {
     {"p vfs_read a=$arg1 if a = 1", "= 1", "use == to compare"},
     {"p vfs_read a=$arg1 if comm == \"abc", "\"abc", "unterminated string"},
     {"p vfs_read a=$arg1 if a == 0xzz", "0xzz", "bad number"},
+    // Accepted once, and recorded the wrong thing (ftrace refuses each):
+    {"p vfs_read @+10", "+10", "missing symbol: use @SYM[+OFFS]"},
+    {"p vfs_read @-8", "-8", "missing symbol: use @SYM[+OFFS]"},
+    {"p vfs_read+8 $arg1", "$arg1", "$argN are only at function entry"},
+    {"p vfs_read+8 x=+0($arg2):u8", "$arg2", "$argN are only at function entry"},
+    {"p vfs_read+8 $$args", "$$args", "$$args are only at function entry"},
+    {"p vfs_read+8 file->f_pos", "file", "argument names are only at function entry"},
+    {"p vfs_read %ax:string", "%ax", "a register holds no string"},
+    {"p vfs_read a=%di:ustring", "a=%di", "a register holds no string"},
 };
 
 }  // namespace
+
+// At an offset, registers, the stack and memory are still there.
+TEST(ProbeSpec, KprobeAtOffsetFetchesRegistersAndMemory) {
+  auto s = parse_probe_spec("p vfs_read+0x10 a=%di b=+0(%si):string c=$stack1 d=@jiffies");
+  EXPECT_EQ(16u, s.offset);
+  ASSERT_EQ(4u, s.args.size());
+  EXPECT_EQ(KTRACK_FETCH_SRC_REG, s.args[0].src);
+  EXPECT_EQ(KTRACK_FETCH_T_STRING, s.args[1].type);
+}
 
 TEST(ProbeSpec, MalformedSpecsGetMessageAndCaret) {
   ASSERT_GE(sizeof(kBad) / sizeof(kBad[0]), 40u);
@@ -140,13 +158,12 @@ TEST(ProbeSpec, MalformedSpecsGetMessageAndCaret) {
 }
 
 TEST(ProbeSpec, KprobeFullForm) {
-  auto s =
-      parse_probe_spec("p:myp mod-x:func+0x10 a=$arg1:s32 b=+8(+16(%di)):u16 c=$comm d=@jiffies+8 e=$stack2");
+  auto s = parse_probe_spec("p:myp mod-x:func a=$arg1:s32 b=+8(+16(%di)):u16 c=$comm d=@jiffies+8 e=$stack2");
   EXPECT_EQ(ProbeKind::kKprobe, s.kind);
   EXPECT_EQ("myp", s.name);
   EXPECT_EQ("mod_x", s.module);
   EXPECT_EQ("func", s.symbol);
-  EXPECT_EQ(16u, s.offset);
+  EXPECT_EQ(0u, s.offset);
   ASSERT_EQ(5u, s.args.size());
   EXPECT_EQ(KTRACK_FETCH_SRC_ARG, s.args[0].src);
   EXPECT_EQ(1, s.args[0].param);
@@ -394,7 +411,13 @@ TEST_F(Btf, ErrorsPointAtTheArgument) {
              {"p vfs_read file->nosuch", "file->", "has no member 'nosuch'"},
              {"p vfs_read count->x", "count->", "is not a pointer"},
              {"p vfs_read file.f_pos", "file.", "use '->'"},
-             {"p no_such_function_xyz a", "a", "no BTF for function"}};
+             {"p no_such_function_xyz a", "a", "no BTF for function"},
+             // accepted once, recording garbage (ftrace refuses each)
+             {"r kfree $retval", "$retval", "kfree returns void"},
+             {"r kfree x=$retval:u32", "x=$retval", "kfree returns void"},
+             {"f kfree%return $retval", "$retval", "kfree returns void"},
+             {"f vfs_read file:string", "file", "not a char pointer or array"},
+             {"p vfs_read x=file->f_pos:ustring", "x=file", "not a char pointer or array"}};
   for (const auto &b : bad) {
     auto s = parse_probe_spec(b.spec);
     try {

@@ -15,7 +15,7 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f) {
       ->allow_extra_args(false);
   cmd->add_option("-C,--cpu", f.cpus, "Record only on these CPUs (repeatable)")->allow_extra_args(false);
   cmd->add_option("-c,--comm", f.comm, "Keep only records of tasks with this command name");
-  cmd->add_option("-d,--duration", f.duration, "Stop after this long (10s, 500ms, 2m)");
+  cmd->add_option("-d,--duration", f.duration, "Stop after this long (500us, 250ms, 10s, 2m, 1h)");
   cmd->add_option("--count", f.count,
                   "Stop after this many records (records already produced past it are counted, not shown)");
   cmd->add_option("--buffer-pages", f.buf_pages, "Ring buffer pages per CPU (power of two)");

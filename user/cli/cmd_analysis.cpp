@@ -57,7 +57,7 @@ void add_view_flags(CLI::App *cmd, ViewFlags &f, bool json = true) {
                   "Start at this time: 1.5s/200ms after the first record, or @SEC.FRAC");
   cmd->add_option("--until", f.filter.until, "End at this time (same forms as --since)");
   cmd->add_option("-d,--duration", f.duration,
-                  "Live: stop after DURATION; file: only its first DURATION (e.g. 10s, 500ms)");
+                  "Live: stop after DURATION; file: only its first DURATION (500us, 250ms, 10s, 2m, 1h)");
   cmd->add_option("--where", f.filter.where,
                   "Field predicate: 'len > 10 && comm == \"bash*\"' (== != < <= > >= &, && ||)");
   cmd->add_option("-o,--output", f.output, "Write to FILE instead of stdout");

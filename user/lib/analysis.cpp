@@ -139,31 +139,6 @@ std::string lost_line(const Sample &s) {
                      format_ts(s.lost_first), format_ts(s.lost_last));
 }
 
-uint64_t parse_duration_ns(std::string_view text, std::string_view what) {
-  std::string t(text);
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(t.c_str(), &end);
-  std::string_view unit(end);
-  double mult = 1e9;
-  if (unit == "ns")
-    mult = 1;
-  else if (unit == "us")
-    mult = 1e3;
-  else if (unit == "ms")
-    mult = 1e6;
-  else if (unit == "s" || unit.empty())
-    mult = 1e9;
-  else if (unit == "m" || unit == "min")
-    mult = 60e9;
-  else
-    end = nullptr;
-  if (t.empty() || end == t.c_str() || !end || errno || !std::isfinite(v) || v < 0 || v * mult > 1.8e19)
-    throw UsageError(
-        fmt::format("{} '{}' is not a duration: write e.g. 10ms, 1.5s, 250us, 300ns or 2m", what, text));
-  return static_cast<uint64_t>(v * mult + 0.5);
-}
-
 }  // namespace ktrack::analysis
 
 namespace ktrack::analysis {

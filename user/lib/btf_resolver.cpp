@@ -146,6 +146,10 @@ void apply_type(const Ctx &c, FetchArg &a, uint32_t id, bool in_memory) {
     }
     return;
   }
+  if (a.type_given && (a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING))
+    c.err(fmt::format("'{}' is {}, not a char pointer or array: :{} would show its bytes as text",
+                      a.btf_expr.empty() ? a.name : a.btf_expr, type_name(b, rid),
+                      a.type == KTRACK_FETCH_T_STRING ? "string" : "ustring"));
   if (a.type_given) return;
   if (btf_is_ptr(t)) {
     a.type = KTRACK_FETCH_T_X;
@@ -292,9 +296,9 @@ void BtfResolver::resolve(ProbeSpec &spec) {
   try {
     std::vector<FetchArg> out;
     bool need_proto = needed(spec);
-    bool typed_retval = false;
+    bool typed_retval = false;  // also: $retval on a function that returns void is refused
     for (const auto &a : spec.args)
-      if (a.src == KTRACK_FETCH_SRC_RETVAL && !a.type_given && a.deref.empty()) typed_retval = true;
+      if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty()) typed_retval = true;
     if (!need_proto && !typed_retval) {
       if (mod_btf) btf__free(mod_btf);
       return;
@@ -331,9 +335,18 @@ void BtfResolver::resolve(ProbeSpec &spec) {
       if (!a.btf_expr.empty()) {
         resolve_expr(c, p, a);
         a.btf_expr.clear();
-      } else if (a.src == KTRACK_FETCH_SRC_RETVAL && !a.type_given && a.deref.empty() && p.proto &&
+      } else if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty() && p.proto &&
                  spec.kind != ProbeKind::kTracepoint) {
         uint32_t rt = p.proto->type;
+        if (rt == 0)
+          c.err(fmt::format("{} returns void: $retval has no value to record (use $duration)",
+                            spec.kind != ProbeKind::kFuncs ? spec.symbol
+                            : spec.funcs.empty()           ? spec.patterns[0]
+                                                           : spec.funcs[0]));
+        if (a.type_given) {
+          out.push_back(a);
+          continue;
+        }
         const struct btf_type *t = rt ? btf__type_by_id(b, strip(b, rt)) : nullptr;
         if (t && (btf_is_int(t) || btf_is_any_enum(t) || btf_is_ptr(t))) apply_type(c, a, rt, false);
       }

@@ -11,32 +11,6 @@
 
 namespace ktrack {
 
-std::chrono::milliseconds parse_duration(std::string_view s) {
-  std::string_view num = s, unit;
-  size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) i++;
-  num = s.substr(0, i);
-  unit = s.substr(i);
-  double v = 0;
-  auto r = std::from_chars(num.data(), num.data() + num.size(), v);
-  double scale = 0;
-  if (unit.empty() || unit == "s")
-    scale = 1000;
-  else if (unit == "ms")
-    scale = 1;
-  else if (unit == "m" || unit == "min")
-    scale = 60000;
-  else if (unit == "h")
-    scale = 3600000;
-  if (num.empty() || r.ec != std::errc() || r.ptr != num.data() + num.size() || scale == 0 || !(v > 0) ||
-      v * scale > 1e12)
-    throw UsageError(
-        fmt::format("duration '{}' is not valid: use a positive number with an optional unit, "
-                    "e.g. 10, 10s, 500ms, 2m, 1h",
-                    s));
-  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(v * scale)));
-}
-
 std::vector<SessionSetup> &session_setups() {
   static std::vector<SessionSetup> setups;
   return setups;

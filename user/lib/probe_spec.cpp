@@ -87,6 +87,13 @@ class Parser {
   void parse_fetch(const std::string &s, size_t pos, FetchArg &a, int depth);
   void parse_type(const std::string &s, size_t pos, FetchArg &a);
   void check_arg(FetchArg &a, size_t pos, size_t index);
+  // Arguments live in registers only at function entry (as ftrace says).
+  void refuse_args_at_offset(size_t pos, const char *what) {
+    if (s_.kind == ProbeKind::kKprobe && s_.offset != 0)
+      err(pos, fmt::format("{} are only at function entry: at +{} the registers no longer hold the "
+                           "arguments (fetch %REG or $stackN, or probe SYM without an offset)",
+                           what, s_.offset));
+  }
 
   const std::string &t_;
   ProbeSpec &s_;
@@ -353,6 +360,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   if (c == '$') {
     std::string v = s.substr(1);
     if (v.rfind("arg", 0) == 0) {
+      refuse_args_at_offset(pos, "$argN");
       size_t member = v.find_first_of("-.");
       auto n = parse_uint(v.substr(3, member == std::string::npos ? std::string::npos : member - 3));
       if (!n || *n < 1 || *n > KTRACK_FETCH_MAX_ARG)
@@ -416,6 +424,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     }
     size_t off = x.find_first_of("+-");
     std::string sym = x.substr(0, off);
+    if (sym.empty()) err(pos + 1, "missing symbol: use @SYM[+OFFS] or a full address @ADDR");
     for (size_t k = 0; k < sym.size(); k++)
       if (!is_symbol_char(sym[k])) err(pos + 1 + k, "bad character in the symbol name");
     int32_t o = 0;
@@ -429,6 +438,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     return;
   }
   // A BTF name expression: IDENT(->IDENT|.IDENT)*
+  refuse_args_at_offset(pos, "argument names");
   size_t k = 0;
   while (k < s.size()) {
     size_t st = k;
@@ -468,6 +478,9 @@ void Parser::check_arg(FetchArg &a, size_t pos, size_t index) {
   }
   if (a.count > 1 && a.deref.empty() && a.btf_expr.empty())
     err(pos, "an array is read from memory: use +OFFS(FETCH):TYPE[N]");
+  if (a.src == KTRACK_FETCH_SRC_REG && a.deref.empty() &&
+      (a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING))
+    err(pos, "a register holds no string: read the one it points to with +0(%REG):string");
   bool auto_name = a.name.empty();
   if (auto_name) {
     switch (a.src) {
@@ -513,6 +526,7 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
   std::string s = tok.str;
   size_t base = tok.pos;
   if (s == "$$args") {
+    refuse_args_at_offset(base, "$$args");
     a.all_args = true;
     a.name = "$$args";
     s_.args.push_back(a);

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "ktrack/duration.hpp"
+
 namespace ktrack::analysis {
 
 // What a record means to the views.
@@ -187,9 +189,8 @@ std::string format_ts(uint64_t ns);
 const char *duration_marker(uint64_t ns);
 // "lost 1234 records on CPU 1 between 12.000001 and 12.000500"
 std::string lost_line(const Sample &s);
-// Parses "10ms", "1.5s", "250us", "300ns", "2m" or a plain number of
-// seconds; throws ktrack::UsageError naming 'what' on bad input.
-uint64_t parse_duration_ns(std::string_view text, std::string_view what);
+// The one duration grammar (ktrack/duration.hpp), also reachable here.
+using ktrack::parse_duration_ns;
 
 }  // namespace ktrack::analysis
 

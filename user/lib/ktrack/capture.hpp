@@ -19,15 +19,13 @@
 #include <string_view>
 #include <vector>
 
+#include "ktrack/duration.hpp"
 #include "ktrack/event.hpp"
 #include "ktrack/merge.hpp"
 #include "ktrack/ring_reader.hpp"
 #include "ktrack/session.hpp"
 
 namespace ktrack {
-
-// "10" (seconds), "1.5s", "500ms", "2m", "1h"; throws UsageError.
-std::chrono::milliseconds parse_duration(std::string_view s);
 
 // Extends trace/record: a hook that attaches things to the session before it
 // starts, and takes them back when the capture stops.  Register from a
