@@ -6,9 +6,9 @@
 #   KTRACK_KERNELS="6.1 6.12"   kernels to run the in-VM suite on
 #   KTRACK_TESTS="pattern ..."  only in-VM tests whose names match
 #   KTRACK_STRESS_ITERS=N       iterations of the capture start/stop stress
-#                               (40 here; 'make check-stress' runs 200)
+#                               (20 here; 'make check-stress' runs 200)
 set -uo pipefail
-export KTRACK_STRESS_ITERS=${KTRACK_STRESS_ITERS:-40}
+export KTRACK_STRESS_ITERS=${KTRACK_STRESS_ITERS:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=$root/build
@@ -80,7 +80,7 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	section "in-VM suite on $k"
 	summary=$(mktemp)
 	# shellcheck disable=SC2086
-	"$root/tests/vm/run" --kernel "$k" -- bash -c \
+	"$root/tests/vm/run" --kernel "$k" --timeout 1500 -- bash -c \
 		'"$0" "$@"; rc=$?; cp "$KTRACK_VM_OUT/summary" '"$summary"'.tmp 2>/dev/null; exit $rc' \
 		"$root/tests/kernel/run-all" ${KTRACK_TESTS:-} 2>&1 | tee "$logs/vm-$k.log" |
 		grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test' 

@@ -12,7 +12,7 @@
  *
  *   KTRACK_STRESS_ITERS   iterations of the main case (trace, SIGINT); the
  *                         others run a quarter of it.  Default 200, as
- *                         'make check-stress' runs it; 'make check' runs 40.
+ *                         'make check-stress' runs it; 'make check' runs 20.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +24,10 @@
 
 #define CALLS_PER_CPU 250
 #define SPEC "p:sd __x64_sys_getppid comm=$comm"
+/* An alias that 6.1 leaves out of available_filter_functions (its
+ * __do_sys_getppid has the same address): the same spec on both kernels.
+ */
+#define FSPEC "f:sd __x64_sys_getppid comm=$comm"
 
 enum stop_cause { STOP_SIGINT, STOP_SIGTERM, STOP_DURATION, STOP_COUNT };
 
@@ -120,7 +124,7 @@ static unsigned long summary_lost(const char *err)
  * One iteration; returns 0 when N of N records arrived with 0 lost, else
  * explains in 'why'.
  */
-static int one_run(int record, enum stop_cause stop, char *why, size_t whylen)
+static int one_run(int record, enum stop_cause stop, const char *spec, char *why, size_t whylen)
 {
 	char out[] = "/tmp/kt-stopstart.out", file[] = "/tmp/kt-stopstart.ktrack";
 	char err[16384] = "", cmd[PATH_MAX + 256];
@@ -156,13 +160,13 @@ static int one_run(int record, enum stop_cause stop, char *why, size_t whylen)
 			argv[a++] = "--count";
 			argv[a++] = count;
 		}
-		argv[a++] = SPEC;
+		argv[a++] = spec;
 		argv[a] = NULL;
 		execv(kt_ktrackctl(), (char **)argv);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	if (read_until(pipefd[0], err, sizeof(err), &used, ": kprobe, armed")) {
+	if (read_until(pipefd[0], err, sizeof(err), &used, ", armed")) {
 		waitpid(pid, &status, 0);
 		close(pipefd[0]);
 		return snprintf(why, whylen, "no armed line; stderr: %s", err), -1;
@@ -220,18 +224,24 @@ FIXTURE_TEARDOWN(stopstart)
 }
 
 /* Each case runs many iterations; the first failure ends it, explained. */
-static void run_case(struct __test_metadata *_metadata, int record, enum stop_cause stop,
-		     int iters)
+static void run_spec(struct __test_metadata *_metadata, int record, enum stop_cause stop,
+		     const char *spec, int iters)
 {
 	char why[20000];
 	int i;
 
 	for (i = 0; i < iters; i++) {
-		if (one_run(record, stop, why, sizeof(why))) {
+		if (one_run(record, stop, spec, why, sizeof(why))) {
 			TH_LOG("iteration %d of %d: %s", i + 1, iters, why);
 			ASSERT_TRUE(0);
 		}
 	}
+}
+
+static void run_case(struct __test_metadata *_metadata, int record, enum stop_cause stop,
+		     int iters)
+{
+	run_spec(_metadata, record, stop, SPEC, iters);
 }
 
 TEST_F_TIMEOUT(stopstart, trace_sigint_every_call_recorded, 3600)
@@ -259,6 +269,11 @@ TEST_F_TIMEOUT(stopstart, trace_count_shows_exactly_count, 600)
 {
 	/* --count N: exactly N shown, the command ends by itself */
 	run_case(_metadata, 0, STOP_COUNT, iterations() / 4);
+}
+
+TEST_F_TIMEOUT(stopstart, fprobe_on_a_syscall_alias_every_call_recorded, 600)
+{
+	run_spec(_metadata, 0, STOP_SIGINT, FSPEC, 5);
 }
 
 TEST_HARNESS_MAIN

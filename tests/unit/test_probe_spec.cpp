@@ -37,6 +37,10 @@ class FakeSymbols : public SymbolSource {
   bool tracepoint_exists(const std::string &, const std::string &event) override {
     return event == "sched_process_fork";
   }
+  std::vector<std::string> aliases(const std::string &name) override {
+    if (name == "__x64_sys_read") return {"__ia32_sys_read", "ksys_read_alias", "vfs_fsync"};
+    return {};
+  }
 };
 
 struct BadSpec {
@@ -217,6 +221,11 @@ TEST(ProbeSpec, ResolveSymbolsGlobsAndUniqueness) {
   EXPECT_EQ((int64_t)0xffffffff82000000, a.args[0].param);
   auto pending = parse_probe_spec("p not_loaded_mod:fn");
   EXPECT_NO_THROW(resolve_symbols(pending, syms));
+  // an alias missing from available_filter_functions attaches the traceable
+  // name at its address (the first one ftrace lists), on every kernel
+  auto alias = parse_probe_spec("f __x64_sys_read");
+  resolve_symbols(alias, syms);
+  EXPECT_EQ((std::vector<std::string>{"vfs_fsync"}), alias.funcs);
   struct Case {
     const char *spec, *msg;
   } bad[] = {{"p nosuch", "symbol not found"},

@@ -34,8 +34,8 @@ uint64_t parse_duration_ns(std::string_view text, std::string_view what) {
   bool plain = !t.empty() && (std::isdigit(static_cast<unsigned char>(t[0])) || t[0] == '.') &&
                t.find_first_of("xXpP") == std::string::npos;
   if (!plain || end == t.c_str() || mult == 0 || errno || !std::isfinite(v) || v < 0 || v * mult > 1.8e19)
-    throw UsageError(fmt::format("{} '{}' is not a duration: write e.g. 500us, 250ms, 1.5s, 10s, 2m or 1h",
-                                 what, text));
+    throw UsageError(
+        fmt::format("{} '{}' is not a duration: write e.g. 500us, 250ms, 1.5s, 10s, 2m or 1h", what, text));
   return static_cast<uint64_t>(v * mult + 0.5);
 }
 

@@ -645,6 +645,29 @@ std::vector<uint64_t> SystemSymbols::lookup(const std::string &module, const std
   return out;
 }
 
+std::vector<std::string> SystemSymbols::aliases(const std::string &name) {
+  std::ifstream in("/proc/kallsyms");
+  std::vector<std::pair<uint64_t, std::string>> text;  // core-kernel text symbols
+  std::string line;
+  uint64_t want = 0;
+  while (std::getline(in, line)) {
+    // "ffffffff81234560 T name" (module symbols end with " [mod]": skipped)
+    size_t a = line.find(' ');
+    if (a == std::string::npos || a + 3 > line.size() || line.find('[', a) != std::string::npos) continue;
+    char type = line[a + 1];
+    if (type != 't' && type != 'T') continue;
+    uint64_t addr = std::strtoull(line.substr(0, a).c_str(), nullptr, 16);
+    std::string n = line.substr(a + 3);
+    if (n == name) want = addr;
+    text.emplace_back(addr, std::move(n));
+  }
+  std::vector<std::string> out;
+  if (!want) return out;
+  for (auto &[addr, n] : text)
+    if (addr == want && n != name) out.push_back(n);
+  return out;
+}
+
 std::vector<std::string> SystemSymbols::filter_functions() {
   if (loaded_) return funcs_;
   loaded_ = true;
@@ -715,12 +738,23 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
         for (const auto &n : names)
           if (glob_match(pat, n)) picked.insert(n);
         if (picked.size() == before) fail(t, pos, fmt::format("no traceable function matches '{}'", pat));
+      } else if (names.count(pat)) {
+        picked.insert(pat);
       } else {
-        if (!names.count(pat))
+        // An alias of a traceable function (6.1 lists __do_sys_getppid, not
+        // __x64_sys_getppid at the same address; 6.12 the other way round):
+        // the same spec must attach the same function on every kernel.
+        std::string alias;
+        for (const auto &n : syms.aliases(pat))
+          if (names.count(n)) {
+            alias = n;
+            break;
+          }
+        if (alias.empty())
           fail(
               t, pos,
               fmt::format("{} is not a function ftrace can attach to (see available_filter_functions)", pat));
-        picked.insert(pat);
+        picked.insert(alias);
       }
       pos += pat.size() + 1;
     }

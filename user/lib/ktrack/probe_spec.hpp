@@ -102,6 +102,9 @@ class SymbolSource {
   virtual std::vector<std::string> filter_functions() = 0;
   // Is 'subsys/event' (subsys may be empty) a tracepoint?  Returns the event.
   virtual bool tracepoint_exists(const std::string &subsys, const std::string &event) = 0;
+  // Other names of the function at the address of core-kernel 'name'
+  // (__x64_sys_getppid and __do_sys_getppid share one), address order.
+  virtual std::vector<std::string> aliases(const std::string &name) = 0;
 };
 
 class SystemSymbols : public SymbolSource {
@@ -109,6 +112,7 @@ class SystemSymbols : public SymbolSource {
   std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override;
   std::vector<std::string> filter_functions() override;
   bool tracepoint_exists(const std::string &subsys, const std::string &event) override;
+  std::vector<std::string> aliases(const std::string &name) override;
 
  private:
   bool loaded_ = false;
