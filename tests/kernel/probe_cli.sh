@@ -217,9 +217,19 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 		grep_or_show ' vr: .*f_pos=0 count=12345' "$T/btf.out" "$T/btf.err"
 	check "\$\$args records every vfs_read() argument by name" \
 		grep_or_show ' va: .*file=0x[0-9a-f]+ buf=.* count=12345 pos=0x[0-9a-f]+$' "$T/btf.out" "$T/btf.err"
+	# A tracepoint's arguments by the names of its prototype, as ftrace's tprobe.
+	"$K" trace 't:fk sched/sched_process_fork ppid=parent->pid cpid=child->pid' >"$T/tp.out" 2>"$T/tp.err" &
+	tp=$!
+	wait_for "$T/tp.err" '^probe fk '
+	bash -c 'echo $$ >"$0"; /bin/true & echo $! >>"$0"; wait' "$T/tp.pids"
+	kill -INT $tp
+	wait $tp
+	check "t probe: the prototype's names (parent, child) fetch the fork's two pids" \
+		grep_or_show " fk: .*ppid=$(sed -n 1p "$T/tp.pids") cpid=$(sed -n 2p "$T/tp.pids")\$" "$T/tp.out" "$T/tp.err"
 else
 	skip "BTF names: 'p vfs_read file->f_pos count'" "no /sys/kernel/btf/vmlinux"
 	skip "\$\$args records every vfs_read() argument by name" "no /sys/kernel/btf/vmlinux"
+	skip "t probe: the prototype's names (parent, child) fetch the fork's two pids" "no /sys/kernel/btf/vmlinux"
 fi
 
 # A failing spec after a good one: the command fails and adds nothing.

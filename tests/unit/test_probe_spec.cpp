@@ -403,6 +403,26 @@ TEST_F(Btf, AllArgsRetvalAndStrings) {
   EXPECT_EQ(4, c.args[1].size);
 }
 
+// ftrace's tprobe takes the prototype's names: 't sched/sched_process_fork
+// parent child'.  btf_trace_<event> has none; __bpf_trace_<event> has them.
+TEST_F(Btf, TracepointArgumentsByName) {
+  auto t = parse_probe_spec("t sched/sched_process_fork parent child cpid=child->pid");
+  btf_->resolve(t);
+  ASSERT_EQ(3u, t.args.size());
+  EXPECT_EQ("parent", t.args[0].name);
+  EXPECT_EQ(1, t.args[0].param);
+  EXPECT_EQ("child", t.args[1].name);
+  EXPECT_EQ(2, t.args[1].param);
+  EXPECT_EQ(2, t.args[2].param);
+  EXPECT_EQ(1u, t.args[2].deref.size());
+  EXPECT_EQ(KTRACK_FETCH_T_S, t.args[2].type);
+  auto all = parse_probe_spec("t sched/sched_process_fork $$args");
+  btf_->resolve(all);
+  ASSERT_EQ(2u, all.args.size());
+  EXPECT_EQ("parent", all.args[0].name);
+  EXPECT_EQ("child", all.args[1].name);
+}
+
 TEST_F(Btf, TracepointArguments) {
   auto t = parse_probe_spec("t sched/sched_process_fork parent=$arg1->pid child=$arg2->pid");
   btf_->resolve(t);

@@ -183,6 +183,20 @@ struct Proto {
 Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
   Proto p;
   if (spec.kind == ProbeKind::kTracepoint) {
+    // The argument names: btf_trace_<event> has none, but the functions
+    // that take the same arguments do: __bpf_trace_<event> (BPF's raw
+    // tracepoint glue, 6.1 and 6.12) and __probestub_<event> (6.12).
+    for (const char *prefix : {"__bpf_trace_", "__probestub_"}) {
+      std::string fn = prefix + spec.event;
+      int fid = btf__find_by_name_kind(b, fn.c_str(), BTF_KIND_FUNC);
+      if (fid < 0) continue;
+      const struct btf_type *f = btf__type_by_id(b, (uint32_t)fid);
+      const struct btf_type *t = f ? btf__type_by_id(b, f->type) : nullptr;
+      if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1) continue;
+      p.proto = t;
+      p.first = 1;  // 'void *__data'
+      return p;
+    }
     std::string tn = "btf_trace_" + spec.event;
     int id = btf__find_by_name_kind(b, tn.c_str(), BTF_KIND_TYPEDEF);
     if (id < 0) throw SpecError(spec.text, pos, fmt::format("no BTF for tracepoint {}", spec.event));
