@@ -242,4 +242,23 @@ expect_fail "trace -s with an argument that is not a spec is a usage error" 1 "i
 check "... and leaves no probe of it in the session either" \
 	bash -c "! '$K' probe list -s cli2 | grep -Eq '^[0-9]+ +tok2 '"
 
+# --- a module loaded after the capture began ----------------------------------
+# Its addresses were not in the symbol snapshot taken at the start: they must
+# never be named as another module's symbol at a large offset (the last
+# symbol loaded before it, typically ktrack's).
+rmmod ktrack_test_probe_target
+"$K" record -o "$T/late.ktrack" 'p:late ktrack_test_probe_target:ktrack_tpt_glob_one' \
+	>"$T/late.out" 2>"$T/late.err" &
+rp=$!
+wait_for "$T/late.err" '^recording to '
+insmod "$TPT"
+echo "call 2" >$PROC
+kill -INT $rp
+wait $rp
+"$K" report "$T/late.ktrack" >"$T/late.txt" 2>&1
+check "a module loaded mid-capture: its probe's records arrive (2)" \
+	test "$(grep -c ' late: ' "$T/late.txt")" = 2
+check "... and its addresses are never named after an unrelated symbol" \
+	bash -c "grep ' late: ' '$T/late.txt' | grep -Eq ' late: \(0x[0-9a-f]+\)' && ! grep ' late: ' '$T/late.txt' | grep -q '+0x[0-9a-f]* \['"
+
 echo "1..$n"

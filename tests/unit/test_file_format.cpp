@@ -176,6 +176,55 @@ TEST(Symbolizer, LookupAndFormat) {
   EXPECT_EQ(moved.format(0xffffffff81001010ull), "do_sys_openat2+0x10");
 }
 
+// A symbol never covers what lies past the next symbol, nor past its
+// module's end: an address in a module loaded after the snapshot (right
+// after ktrack, say) is shown raw, never as ktrack's last symbol + 0x1310c.
+TEST(Symbolizer, BoundedByNextSymbolAndModuleEnd) {
+  Symbolizer s;
+  s.load(
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81001000 T func_a\n"
+      "ffffffff81001100 d a_data\n"
+      "ffffffffc0000000 t ktrack_fn\t[ktrack]\n"
+      "ffffffffc0000400 t __SCT__tp_func_x\t[ktrack]\n"
+      "ffffffffc0004000 t other_fn\t[other]\n"
+      "# module ktrack ffffffffc0000000 8192\n"
+      "# module other ffffffffc0004000 4096\n");
+  EXPECT_EQ(s.format(0xffffffff81001050ull), "func_a+0x50");
+  EXPECT_EQ(s.format(0xffffffff81001150ull), "0xffffffff81001150");  // data, not func_a
+  EXPECT_EQ(s.format(0xffffffffc0000410ull), "__SCT__tp_func_x+0x10 [ktrack]");
+  EXPECT_EQ(s.format(0xffffffffc0001ff0ull), "__SCT__tp_func_x+0x1bf0 [ktrack]");
+  EXPECT_EQ(s.format(0xffffffffc0002100ull), "0xffffffffc0002100");  // past ktrack's end
+  EXPECT_EQ(s.format(0xffffffffc0004010ull), "other_fn+0x10 [other]");
+  EXPECT_EQ(s.format(0xffffffffc0004ff0ull), "other_fn+0xff0 [other]");
+  EXPECT_EQ(s.format(0xffffffffc0005000ull), "0xffffffffc0005000");
+  // A module's range without a symbol there: raw address, module named.
+  Symbolizer m;
+  m.load("ffffffffc0000100 t f\t[mod]\nffffffffc0000200 d x\t[mod]\n# module mod ffffffffc0000000 4096\n");
+  EXPECT_EQ(m.format(0xffffffffc0000300ull), "0xffffffffc0000300 [mod]");
+  EXPECT_EQ(m.format(0xffffffffc0000104ull), "f+0x4 [mod]");
+}
+
+TEST(Symbolizer, ReadKallsymsAddsModuleLines) {
+  fs::path dir = fs::temp_directory_path() / ("ktrack-syms-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "kallsyms") << "ffffffffc0000000 t mod_fn\t[mymod]\n";
+  std::ofstream(dir / "modules") << "mymod 16384 0 - Live 0xffffffffc0000000 (OE)\n"
+                                 << "gone 4096 0 - Unloading 0x0000000000000000\n";
+  ::setenv("KTRACK_KALLSYMS", (dir / "kallsyms").c_str(), 1);
+  ::setenv("KTRACK_MODULES", (dir / "modules").c_str(), 1);
+  std::string text = Symbolizer::read_kallsyms();
+  ::unsetenv("KTRACK_KALLSYMS");
+  ::unsetenv("KTRACK_MODULES");
+  fs::remove_all(dir);
+  EXPECT_NE(std::string::npos, text.find("# module mymod ffffffffc0000000 16384\n")) << text;
+  EXPECT_NE(std::string::npos, text.find("# module gone 0000000000000000 4096\n")) << text;
+  Symbolizer s;
+  s.load(text);
+  EXPECT_EQ(s.format(0xffffffffc0003ffcull), "mod_fn+0x3ffc [mymod]");
+  EXPECT_EQ(s.format(0xffffffffc0004000ull), "0xffffffffc0004000");
+}
+
 TEST_F(TraceFile, RoundTripMergedByTimestamp) {
   fs::path p = make_file(1000);
   TraceReader r(p.string());

@@ -1,5 +1,11 @@
 // Kernel address -> "sym+0xoff [module]" over a kallsyms snapshot (the text
-// of /proc/kallsyms), so recorded files symbolize on another machine.
+// of /proc/kallsyms, plus "# module NAME BASE SIZE" lines from /proc/modules),
+// so recorded files symbolize on another machine.
+//
+// A symbol covers [its address, the next symbol of any type), cut at its
+// module's end when the snapshot has the module lines: an address past the
+// last symbol of a module (a module loaded later, freed memory) is shown raw,
+// never as an unrelated symbol at a large offset.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +24,11 @@ class Symbolizer {
     uint64_t addr;
     std::string_view name;
     std::string_view module;  // empty for the core kernel
+    uint64_t end = 0;         // first address it does not cover
+  };
+  struct Module {
+    std::string_view name;
+    uint64_t base, size;
   };
 
   Symbolizer() = default;
@@ -27,18 +38,23 @@ class Symbolizer {
   Symbolizer &operator=(Symbolizer &&) = default;
 
   // Takes a snapshot in /proc/kallsyms format ("ADDR TYPE NAME [MODULE]"
-  // lines); keeps text symbols (t, T, w, W) with a non-zero address.
-  // Malformed lines are skipped.  Replaces any previous snapshot.
+  // lines, and "# module NAME BASE SIZE" lines); names text symbols (t, T,
+  // w, W) with a non-zero address, and bounds each by the next symbol of any
+  // type and its module's end.  Malformed lines are skipped.  Replaces any
+  // previous snapshot.
   void load(std::string text);
-  // Reads /proc/kallsyms (or $KTRACK_KALLSYMS when set, for tests).  Returns
-  // the text, or an empty string when unreadable or when kptr_restrict hides
-  // the addresses (all zero).
+  // Reads /proc/kallsyms (or $KTRACK_KALLSYMS when set, for tests) and
+  // appends a "# module" line per module of /proc/modules (or
+  // $KTRACK_MODULES).  Returns the text, or an empty string when unreadable
+  // or when kptr_restrict hides the addresses (all zero).
   static std::string read_kallsyms();
 
-  // The symbol covering 'addr' (the closest one at or below it, at most
-  // kMaxOffset before it), or null.  'off' receives addr - symbol.addr.
+  // The symbol covering 'addr', or null.  'off' receives addr - symbol.addr.
   const Symbol *lookup(uint64_t addr, uint64_t *off = nullptr) const;
-  // Appends "name+0xoff [module]" (or "0xADDR" when unknown) to 'out'.
+  // The module whose range holds 'addr' (when the snapshot has module lines).
+  const Module *module_of(uint64_t addr) const;
+  // Appends "name+0xoff [module]", or "0xADDR [module]" / "0xADDR" when no
+  // symbol covers it, to 'out'.
   void format_to(fmt::memory_buffer &out, uint64_t addr) const;
   std::string format(uint64_t addr) const;
 
@@ -51,6 +67,7 @@ class Symbolizer {
   // Heap-held so the views in syms_ survive moves.
   std::unique_ptr<std::string> text_ = std::make_unique<std::string>();
   std::vector<Symbol> syms_;
+  std::vector<Module> mods_;  // by base
 };
 
 }  // namespace ktrack
