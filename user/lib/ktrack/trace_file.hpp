@@ -9,7 +9,8 @@
 //            kernel_release, hostname, session, mode, buf_pages, ...
 //   SCHEMAS  SchemaRegistry::serialize() text (record and probe schemas);
 //            later SCHEMAS chunks add to/replace earlier ones
-//   KSYMS    a /proc/kallsyms snapshot (text symbols) for the Symbolizer
+//   KSYMS    a /proc/kallsyms snapshot plus "# module NAME BASE SIZE" lines
+//            from /proc/modules (Symbolizer::read_kallsyms); older files lack them
 //   COMMS    "pid comm" lines, written before the records that need them
 //   RECORDS  raw records (struct ktrack_rec_hdr + payload), any CPUs, each
 //            CPU's records in ring order
