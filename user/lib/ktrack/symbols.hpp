@@ -4,8 +4,9 @@
 //
 // A symbol covers [its address, the next symbol of any type), cut at its
 // module's end when the snapshot has the module lines: an address past the
-// last symbol of a module (a module loaded later, freed memory) is shown raw,
-// never as an unrelated symbol at a large offset.
+// last symbol of a module (a module loaded later, freed memory) is shown raw.
+// On 6.12 the module's "size" is that of all its allocations, text apart, so
+// the cut is loose there: exact extents need module-load records (issue 12).
 #pragma once
 
 #include <cstdint>
