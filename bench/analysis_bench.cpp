@@ -60,7 +60,8 @@ long max_rss_mib() {
 
 void report(const char *what, uint64_t records, double wall, double cpu) {
   fmt::print("{:<40} {:>10} rec | wall {:>7.3f} s {:>6.2f} M rec/s | cpu {:>7.3f} s {:>6.2f} M rec/s\n", what,
-             records, wall, static_cast<double>(records) / wall / 1e6, cpu, static_cast<double>(records) / cpu / 1e6);
+             records, wall, static_cast<double>(records) / wall / 1e6, cpu,
+             static_cast<double>(records) / cpu / 1e6);
   std::fflush(stdout);
 }
 

@@ -31,4 +31,21 @@
 #define ktrack_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
 #endif
 
+/*
+ * A module's text: 6.4 (commit ac3b43283923) split the core and init
+ * layouts into mem[MOD_*] regions; 6.1 has core_layout/init_layout, whose
+ * text comes first and is text_size long.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#define ktrack_module_text(mod)		((mod)->mem[MOD_TEXT].base)
+#define ktrack_module_text_size(mod)	((mod)->mem[MOD_TEXT].size)
+#define ktrack_module_init_text(mod)	((mod)->mem[MOD_INIT_TEXT].base)
+#define ktrack_module_init_text_size(mod) ((mod)->mem[MOD_INIT_TEXT].size)
+#else
+#define ktrack_module_text(mod)		((mod)->core_layout.base)
+#define ktrack_module_text_size(mod)	((mod)->core_layout.text_size)
+#define ktrack_module_init_text(mod)	((mod)->init_layout.base)
+#define ktrack_module_init_text_size(mod) ((mod)->init_layout.text_size)
+#endif
+
 #endif /* _KTRACK_COMPAT_H */

@@ -44,6 +44,20 @@ void ktrack_ring_commit(struct ktrack_session *s, struct ktrack_reservation *res
 int ktrack_session_write(struct ktrack_session *s, u16 type,
 			 const void *payload, u32 len);
 
+/*
+ * The same for records that describe the system rather than an event (a
+ * module came or went): written whatever the session's pid/CPU filter.
+ */
+int ktrack_session_write_meta(struct ktrack_session *s, u16 type,
+			      const void *payload, u32 len);
+
+/* Every running session gets the record (ktrack_session_write_meta()). */
+void ktrack_emit_meta(u16 type, const void *payload, u32 len);
+
+/* Module load/unload records (module_events.c). */
+int ktrack_module_events_init(void);
+void ktrack_module_events_exit(void);
+
 /* Session time in the session's clock (what record headers carry). */
 u64 ktrack_session_clock(struct ktrack_session *s);
 

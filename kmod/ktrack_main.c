@@ -168,8 +168,8 @@ static long ktrack_ioctl_version(void __user *arg)
 	memset(&v, 0, sizeof(v));
 	v.size = sizeof(v);
 	v.abi_version = KTRACK_ABI_VERSION;
-	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | ktrack_probe_features() |
-		     ktrack_objtrace_features();
+	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
+		     ktrack_probe_features() | ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
 	strscpy(v.kernel_release, utsname()->release, sizeof(v.kernel_release));
 	if (copy_to_user(arg, &v, min_t(size_t, usize, sizeof(v))))
@@ -228,13 +228,18 @@ static int __init ktrack_init(void)
 	ret = ktrack_objtrace_init();
 	if (ret)
 		goto out_probe;
+	ret = ktrack_module_events_init();
+	if (ret)
+		goto out_objtrace;
 	ret = misc_register(&ktrack_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);
-		goto out_objtrace;
+		goto out_modev;
 	}
 	pr_info("loaded, ABI %d\n", KTRACK_ABI_VERSION);
 	return 0;
+out_modev:
+	ktrack_module_events_exit();
 out_objtrace:
 	ktrack_objtrace_exit();
 out_probe:
@@ -245,6 +250,7 @@ out_probe:
 static void __exit ktrack_exit(void)
 {
 	misc_deregister(&ktrack_miscdev);
+	ktrack_module_events_exit();
 	ktrack_objtrace_exit();
 	ktrack_probe_exit();
 	pr_info("unloaded\n");

@@ -296,8 +296,16 @@ static inline bool too_big(const struct ktrack_ring *r, u32 len)
 	return len > KTRACK_REC_MAX - KTRACK_LOST_LEN || len + KTRACK_LOST_LEN > r->size / 2;
 }
 
+/*
+ * How a reservation treats the session's state: an event needs a running
+ * session and passes its pid/CPU filter; a meta record (a module came or
+ * went: what names every other record) needs only a running session; a
+ * forced one (the flush's LOST carrier) needs neither.
+ */
+enum ring_reserve_kind { RESERVE_EVENT, RESERVE_META, RESERVE_FORCED };
+
 static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
-				  struct ktrack_reservation *res, bool force)
+				  struct ktrack_reservation *res, enum ring_reserve_kind kind)
 {
 	struct ktrack_ring *r;
 	u32 len;
@@ -306,13 +314,13 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	int cpu;
 
 	preempt_disable_notrace();
-	if (!force && !READ_ONCE(s->running))
+	if (kind != RESERVE_FORCED && !READ_ONCE(s->running))
 		goto out;
 	/* Pairs with smp_store_release(&s->running) at start. */
 	smp_rmb();
 	cpu = smp_processor_id();
 	r = s->rings[cpu];
-	if (!force && filtered_out(s, cpu)) {
+	if (kind == RESERVE_EVENT && filtered_out(s, cpu)) {
 		local_inc(&r->filtered);
 		goto out;
 	}
@@ -347,7 +355,19 @@ out:
 void notrace *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
 				  struct ktrack_reservation *res)
 {
-	return ring_reserve(s, type, payload_len, res, false);
+	return ring_reserve(s, type, payload_len, res, RESERVE_EVENT);
+}
+
+int ktrack_session_write_meta(struct ktrack_session *s, u16 type, const void *payload, u32 len)
+{
+	struct ktrack_reservation res;
+	u8 *p = ring_reserve(s, type, len, &res, RESERVE_META);
+
+	if (!p)
+		return -ENOSPC;
+	memcpy(p, payload, len);
+	ktrack_ring_commit(s, &res);
+	return 0;
 }
 
 static notrace void ring_commit(struct ktrack_session *s, struct ktrack_reservation *res,
@@ -402,7 +422,7 @@ static void ring_flush_one(void *arg)
 	if (!local_read(&r->lost_pending))
 		return;
 	/* A zero-payload reservation carries the pending LOST record. */
-	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, true))
+	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, RESERVE_FORCED))
 		ring_commit(r->s, &res, false);
 }
 

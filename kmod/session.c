@@ -683,6 +683,16 @@ out:
 	return ret;
 }
 
+void ktrack_emit_meta(u16 type, const void *payload, u32 len)
+{
+	struct ktrack_session *s;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &ktrack_running, run_node)
+		ktrack_session_write_meta(s, type, payload, len);
+	rcu_read_unlock();
+}
+
 /* ---- API for other modules (include/ktrack/ktrack_api.h) --------------- */
 
 int notrace __ktrack_emit_record(u16 type, const void *payload, u32 len)

@@ -38,6 +38,7 @@
 #define KTRACK_FEAT_NAMED_SESS	(1ULL << 7)
 #define KTRACK_FEAT_OBJ_FUNC_ADDRS (1ULL << 8)	/* KTRACK_OBJF_FUNC_ADDRS */
 #define KTRACK_FEAT_PROBE_IDLE	(1ULL << 9)	/* ktrack_probe_info.idle */
+#define KTRACK_FEAT_MODULE_EVENTS (1ULL << 10)	/* KTRACK_REC_MODULE(_SYMS) */
 
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
@@ -85,6 +86,8 @@ enum ktrack_rec_type {
 	KTRACK_REC_EMIT		= 3,	/* struct ktrack_rec_emit (driver API) */
 	KTRACK_REC_PRINTF	= 4,	/* NUL-terminated text (driver API) */
 	KTRACK_REC_TEST_SEQ	= 5,	/* struct ktrack_rec_test_seq */
+	KTRACK_REC_MODULE	= 6,	/* struct ktrack_rec_module */
+	KTRACK_REC_MODULE_SYMS	= 7,	/* struct ktrack_rec_module_syms */
 	KTRACK_REC_PROBE	= 16,	/* struct ktrack_rec_probe */
 	KTRACK_REC_STACK	= 17,	/* struct ktrack_rec_stack */
 	KTRACK_REC_OBJ_HIT	= 32,	/* object tracker records (issue 5) */
@@ -121,6 +124,48 @@ struct ktrack_rec_test_seq {
 	__u32 context;		/* KTRACK_RECF_CTX_* it was emitted from */
 	__u32 run;		/* request id */
 	__u8 payload[];		/* filler to reach the requested size */
+};
+
+/*
+ * A module's code came or went, so that every address is named by the module
+ * that held it at that time (issue 12).  Written into every running session,
+ * whatever its pid or CPU filter, from the module notifier: LOAD when the
+ * module is COMING (before its init runs, so before any record from its
+ * code), then KTRACK_REC_MODULE_SYMS records with its function symbols, all
+ * on one CPU; UNLOAD when it is GOING (after its exit ran, or when its load
+ * failed after COMING).  A module is identified by text_base while loaded.
+ */
+#define KTRACK_MODULE_LOAD	1
+#define KTRACK_MODULE_UNLOAD	2
+#define KTRACK_MODULE_NAME_MAX	56
+
+struct ktrack_rec_module {
+	__u32 event;		/* KTRACK_MODULE_* */
+	__u32 nr_syms;		/* LOAD: symbols in the MODULE_SYMS that follow */
+	__u64 text_base;	/* core text */
+	__u64 text_size;
+	__u64 init_base;	/* init text, freed after init (0: none) */
+	__u64 init_size;
+	char name[KTRACK_MODULE_NAME_MAX];	/* NUL-terminated */
+};
+
+/*
+ * Function symbols of the module loaded at text_base: nr entries, each a
+ * struct ktrack_module_sym followed by its NUL-terminated name, padded to 8.
+ */
+struct ktrack_rec_module_syms {
+	__u64 text_base;
+	__u32 nr;
+	__u32 __pad;
+	__u8 data[];
+};
+
+struct ktrack_module_sym {
+	__u64 addr;
+	__u32 size;		/* st_size (0: unknown) */
+	__u16 name_len;		/* bytes of the name, NUL included */
+	__u8 type;		/* kallsyms letter: 't' or 'T' */
+	__u8 __pad;
 };
 
 /*

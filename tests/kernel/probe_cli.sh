@@ -244,10 +244,8 @@ check "... and leaves no probe of it in the session either" \
 
 # --- a module loaded after the capture began ----------------------------------
 # A pending probe arms when its module loads mid-capture, and its records
-# arrive.  (Their addresses were not in the start snapshot; naming them needs
-# module-load events in the stream, issue 12 part 3.  The snapshot's module
-# ranges bound names on 6.1; on 6.12 /proc/modules gives only a module's total
-# size, so that bound is loose and not asserted here.)
+# arrive.  (How they are named, by the module-load records of the stream, is
+# module_events.sh's.)
 rmmod ktrack_test_probe_target
 "$K" record -o "$T/late.ktrack" 'p:late ktrack_test_probe_target:ktrack_tpt_glob_one' \
 	>"$T/late.out" 2>"$T/late.err" &

@@ -158,8 +158,9 @@ class ViewSource {
     capture_->run(
         [&](std::span<const uint8_t> rec) {
           if (!ktrack::check_record(rec)) return;
+          symbols_.ingest(rec);  // a module came or went: names the records after it
           ref.reset(rec);
-          ka::sample_from_ref(ref, &capture_->comms(), s);
+          ka::sample_from_ref(ref, &capture_->comms(), s, &symbols_);
           if (filter_.matches(s)) fn(s);
         },
         ktrack::StopSignals::flag(),

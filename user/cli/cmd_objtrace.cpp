@@ -168,6 +168,8 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
       writer = std::make_unique<ktrack::TraceWriter>(o->output, meta, schemas, kallsyms);
     }
     ktrack::MmapReader reader(session);
+    ktrack::Symbolizer syms;  // without -o: names the lives at the end
+    if (!writer) syms.load(kallsyms);
     std::atomic<bool> stop{false};
     std::exception_ptr reader_error;
     std::thread th([&] {
@@ -175,10 +177,12 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
         reader.run(
             [&](uint32_t, std::span<const std::byte> rec) {
               std::span<const uint8_t> r(reinterpret_cast<const uint8_t *>(rec.data()), rec.size());
-              if (writer)
+              if (writer) {
                 writer->write_records(r);
-              else
+              } else {
+                syms.ingest(r);  // a module came or went (read after join)
                 builder.add_raw(r);
+              }
             },
             stop);
       } catch (...) {
@@ -218,8 +222,6 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
       writer->finish(fmt::format("objtrace.lives={}\nobjtrace.hits={}\n", st.lives, st.hits));
       fmt::print(stderr, "wrote {} records ({} lives) to {}\n", writer->records(), st.lives, o->output);
     } else {
-      ktrack::Symbolizer syms;
-      syms.load(kallsyms);
       std::vector<ktrack::ObjWatchLabel> labels =
           ktrack::parse_watch_labels(ktrack::serialize_watch_labels(cfg.watches));
       auto lives = builder.lives();

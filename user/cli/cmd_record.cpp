@@ -77,6 +77,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
     start_capture(cap, o->quiet ? "" : "tracing");
     cap.run(
         [&](std::span<const uint8_t> rec) {
+          syms.ingest(rec);  // a module came or went: names the records after it
           if (closed || !dec.decode(rec, ev)) return;
           if (o->json)
             ktrack::format_json(ev, fo, out.buf());

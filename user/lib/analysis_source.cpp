@@ -10,11 +10,21 @@
 
 namespace ktrack::analysis {
 
-void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s) {
+void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s, Symbolizer *symbols) {
   std::span<const uint8_t> raw = ref.raw();
   // A payload too short for its type still fills the header fields (the
   // reader validated the header): the record counts as Kind::Other.
   sample_from_record(raw.data(), raw.size(), s);
+  if (symbols && symbols->history()) {
+    s.ip = symbols->pin(s.ip, s.ts);
+    s.parent_ip = symbols->pin(s.parent_ip, s.ts);
+    if (s.stack_nr) {
+      std::vector<uint64_t> &st = ref.stack_buf();
+      st.assign(s.stack, s.stack + s.stack_nr);
+      for (uint64_t &ip : st) ip = symbols->pin(ip, s.ts);
+      s.stack = st.data();
+    }
+  }
   if (comms) {
     s.comm = comms->lookup(s.pid);
     if (s.comm.empty() && s.tgid != s.pid) s.comm = comms->lookup(s.tgid);
@@ -33,7 +43,11 @@ std::string EventNames::probe_name(uint32_t probe_id) const {
 Symbol EventNames::symbol(uint64_t ip) const {
   uint64_t off = 0;
   const Symbolizer::Symbol *sym = symbols_ ? symbols_->lookup(ip, &off) : nullptr;
-  if (!sym) return Names::symbol(ip);
+  if (!sym) {
+    Symbol raw = Names::symbol(address(ip));
+    if (symbols_) raw.module = std::string(symbols_->module_of(ip));
+    return raw;
+  }
   return Symbol{std::string(sym->name), off, std::string(sym->module)};
 }
 

@@ -25,6 +25,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_NAMED_SESS, "named-sessions"},
       {KTRACK_FEAT_OBJ_FUNC_ADDRS, "obj-func-addrs"},
       {KTRACK_FEAT_PROBE_IDLE, "probe-idle"},
+      {KTRACK_FEAT_MODULE_EVENTS, "module-events"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

@@ -278,6 +278,16 @@ std::vector<Schema> builtin_schemas() {
                       {KTRACK_RECF_CTX_HARDIRQ, "hardirq"},
                       {KTRACK_RECF_CTX_NMI, "nmi"}}),
                   fd("run", F::U32, 12, 4)}));
+  // Module load/unload: what names the other records (Symbolizer::ingest).
+  v.push_back(
+      sc(KTRACK_REC_MODULE, "module",
+         {fd("event", F::U32, 0, 4, {}, {{KTRACK_MODULE_LOAD, "load"}, {KTRACK_MODULE_UNLOAD, "unload"}}),
+          fd("nr_syms", F::U32, 4, 4), fd("text_base", F::X64, 8, 8), fd("text_size", F::U64, 16, 8),
+          fd("init_base", F::X64, 24, 8), fd("init_size", F::U64, 32, 8),
+          fd("name", F::String, 40, KTRACK_MODULE_NAME_MAX)}));
+  // (the symbols themselves are the Symbolizer's: not printed as bytes)
+  v.push_back(
+      sc(KTRACK_REC_MODULE_SYMS, "module_syms", {fd("text_base", F::X64, 0, 8), fd("nr", F::U32, 8, 4)}));
   // Probes without a registered schema: the fetched data as bytes.
   v.push_back(sc(KTRACK_REC_PROBE, "probe", {fd("data", F::Bytes, 0, 0)}));
   v.push_back(sc(KTRACK_REC_STACK, "stack",

@@ -85,13 +85,15 @@ bool field_number(const FieldRef &f, const Sample &s, const Names &names, int64_
     case FieldRef::Ts:
       out = static_cast<int64_t>(s.ts);
       return true;
+    // ip/parent_ip compare as addresses; func/caller are keys that views
+    // name later, so they keep the time a pinned address carries.
     case FieldRef::Ip:
     case FieldRef::Func:
-      out = static_cast<int64_t>(s.ip);
+      out = static_cast<int64_t>(f.builtin == FieldRef::Ip ? names.address(s.ip) : s.ip);
       return s.kind == Kind::Entry || s.kind == Kind::Exit || s.kind == Kind::Point;
     case FieldRef::ParentIp:
     case FieldRef::Caller:
-      out = static_cast<int64_t>(s.parent_ip);
+      out = static_cast<int64_t>(f.builtin == FieldRef::ParentIp ? names.address(s.parent_ip) : s.parent_ip);
       return s.kind == Kind::Entry || s.kind == Kind::Exit || s.kind == Kind::Point;
     case FieldRef::ProbeId:
       out = s.probe_id;

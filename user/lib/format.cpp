@@ -112,12 +112,12 @@ void int_value(Buf &out, const FieldDesc &d, uint64_t v, const FormatOptions &op
       if (json) {
         Buf tmp;
         if (opt.symbols)
-          opt.symbols->format_to(tmp, v);
+          opt.symbols->format_to(tmp, v, opt.ts);
         else
           put_hex(tmp, v);
         json_escape_to(out, std::string_view(tmp.data(), tmp.size()));
       } else if (opt.symbols) {
-        opt.symbols->format_to(out, v);
+        opt.symbols->format_to(out, v, opt.ts);
       } else {
         put_hex(out, v);
       }
@@ -167,7 +167,7 @@ void field_value(Buf &out, const FieldValue &f, const FormatOptions &opt, bool j
 
 void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt) {
   if (opt.symbols)
-    opt.symbols->format_to(out, addr);
+    opt.symbols->format_to(out, addr, opt.ts);
   else
     put_hex(out, addr);
 }
@@ -195,7 +195,9 @@ void json_escape_to(Buf &out, std::string_view s) {
   out.push_back('"');
 }
 
-void format_text(const Event &ev, const FormatOptions &opt, Buf &out) {
+void format_text(const Event &ev, const FormatOptions &options, Buf &out) {
+  FormatOptions opt = options;
+  opt.ts = ev.ts;
   std::string_view comm = ev.comm;
   if (comm.empty()) comm = ev.pid == 0 ? std::string_view("<idle>") : std::string_view("<...>");
   // "{:>16}-{:<7} [{:03}] {}.{:09}: " without the format-string machinery.
@@ -258,7 +260,9 @@ void csv_cell(Buf &out, std::string_view s) {
 
 void format_csv_header(Buf &out) { put(out, "timestamp,cpu,pid,tgid,comm,event,function,fields\n"); }
 
-void format_csv(const Event &ev, const FormatOptions &opt, Buf &out) {
+void format_csv(const Event &ev, const FormatOptions &options, Buf &out) {
+  FormatOptions opt = options;
+  opt.ts = ev.ts;
   put_u(out, ev.ts / 1000000000u);
   out.push_back('.');
   put_u_padded(out, ev.ts % 1000000000u, 9);
@@ -288,7 +292,9 @@ void format_csv(const Event &ev, const FormatOptions &opt, Buf &out) {
   out.push_back('\n');
 }
 
-void format_json(const Event &ev, const FormatOptions &opt, Buf &out) {
+void format_json(const Event &ev, const FormatOptions &options, Buf &out) {
+  FormatOptions opt = options;
+  opt.ts = ev.ts;
   put(out, "{\"ts\":");
   put_u(out, ev.ts);
   put(out, ",\"cpu\":");

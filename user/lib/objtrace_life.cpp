@@ -115,13 +115,22 @@ std::vector<ObjLife> ObjLifeBuilder::lives() const {
 
 namespace {
 
-std::string fn_name(const Symbolizer &syms, uint64_t ip) {
+// Named as at 'ts' (a module may come and go during the capture).
+std::string fn_name(const Symbolizer &syms, uint64_t ip, uint64_t ts) {
   if (!ip) return "-";
   // Hook ips are the function's ftrace site (its start, or just after an
   // endbr64): print the function alone.
   uint64_t off = 0;
-  if (auto *s = syms.lookup(ip, &off); s && off <= 8) return std::string(s->name);
-  return syms.format(ip);
+  if (auto *s = syms.lookup(ip, ts, &off); s && off <= 8) return std::string(s->name);
+  fmt::memory_buffer b;
+  syms.format_to(b, ip, ts);
+  return fmt::to_string(b);
+}
+
+std::string sym_at(const Symbolizer &syms, uint64_t ip, uint64_t ts) {
+  fmt::memory_buffer b;
+  syms.format_to(b, ip, ts);
+  return fmt::to_string(b);
 }
 
 std::string value_text(uint64_t v, const ObjWatchLabel *l, bool faulted) {
@@ -174,7 +183,7 @@ std::string format_lives_text(const std::vector<ObjLife> &lives, const std::vect
     uint64_t t0 = l.tracked ? l.track_ts : (l.hits.empty() ? l.end_ts : l.hits.front().ts);
     if (l.tracked) {
       fmt::format_to(o, " tracked by {}", obj_source_name(l.source));
-      if (l.source_ip) fmt::format_to(o, " {}", fn_name(syms, l.source_ip));
+      if (l.source_ip) fmt::format_to(o, " {}", fn_name(syms, l.source_ip, l.track_ts));
       if (l.parent_life) fmt::format_to(o, " from life {}", l.parent_life);
       fmt::format_to(o, " at {} cpu{} pid {}", secs(l.track_ts), l.track_cpu, l.track_pid);
       values_text(out, l.track_values, l.track_fault_mask, labels);
@@ -184,17 +193,19 @@ std::string format_lives_text(const std::vector<ObjLife> &lives, const std::vect
     out.push_back('\n');
     for (auto &h : l.hits) {
       fmt::format_to(o, "  +{} cpu{} {} <- {}  arg{}", secs(h.ts - std::min(h.ts, t0)), h.cpu,
-                     fn_name(syms, h.ip), syms.format(h.parent_ip), h.arg + 1);
+                     fn_name(syms, h.ip, h.ts), sym_at(syms, h.parent_ip, h.ts), h.arg + 1);
       values_text(out, h.values, h.fault_mask, labels);
       if (h.flags & KTRACK_OBJ_HITF_CHANGED) fmt::format_to(o, "  changed");
       if (h.flags & KTRACK_OBJ_HITF_PREV)
-        fmt::format_to(o, " (last seen unchanged: {} cpu{} at +{})", fn_name(syms, h.prev_ip), h.prev_cpu,
-                       secs(h.prev_ts - std::min(h.prev_ts, t0)));
+        fmt::format_to(o, " (last seen unchanged: {} cpu{} at +{})", fn_name(syms, h.prev_ip, h.prev_ts),
+                       h.prev_cpu, secs(h.prev_ts - std::min(h.prev_ts, t0)));
       out.push_back('\n');
     }
     if (l.ended) {
       fmt::format_to(o, "  end: {}", obj_end_name(l.end_reason));
-      if (l.end_ip) fmt::format_to(o, " by {} <- {}", fn_name(syms, l.end_ip), syms.format(l.end_parent_ip));
+      if (l.end_ip)
+        fmt::format_to(o, " by {} <- {}", fn_name(syms, l.end_ip, l.end_ts),
+                       sym_at(syms, l.end_parent_ip, l.end_ts));
       fmt::format_to(o, " at +{} after {} hits\n", secs(l.end_ts - std::min(l.end_ts, t0)), l.end_hits);
     } else {
       fmt::format_to(o, "  (still tracked at the end of the recording)\n");
@@ -218,7 +229,7 @@ std::string format_lives_json(const std::vector<ObjLife> &lives, const std::vect
       fmt::format_to(o, ",\"source\":");
       str(obj_source_name(l.source));
       fmt::format_to(o, ",\"source_function\":");
-      str(fn_name(syms, l.source_ip));
+      str(fn_name(syms, l.source_ip, l.track_ts));
       fmt::format_to(o, ",\"parent_life\":{},\"ts\":{},\"cpu\":{},\"pid\":{},\"values\":", l.parent_life,
                      l.track_ts, l.track_cpu, l.track_pid);
       values_json(out, l.track_values, l.track_fault_mask, labels);
@@ -229,15 +240,15 @@ std::string format_lives_json(const std::vector<ObjLife> &lives, const std::vect
       if (i) out.push_back(',');
       fmt::format_to(o, "{{\"hit\":{},\"ts\":{},\"cpu\":{},\"pid\":{},\"function\":", h.hit, h.ts, h.cpu,
                      h.pid);
-      str(fn_name(syms, h.ip));
+      str(fn_name(syms, h.ip, h.ts));
       fmt::format_to(o, ",\"caller\":");
-      str(syms.format(h.parent_ip));
+      str(sym_at(syms, h.parent_ip, h.ts));
       fmt::format_to(o, ",\"arg\":{},\"changed\":{},\"values\":", h.arg + 1,
                      (h.flags & KTRACK_OBJ_HITF_CHANGED) != 0);
       values_json(out, h.values, h.fault_mask, labels);
       if (h.flags & KTRACK_OBJ_HITF_PREV) {
         fmt::format_to(o, ",\"last_unchanged\":{{\"function\":");
-        str(fn_name(syms, h.prev_ip));
+        str(fn_name(syms, h.prev_ip, h.prev_ts));
         fmt::format_to(o, ",\"cpu\":{},\"ts\":{}}}", h.prev_cpu, h.prev_ts);
       }
       out.push_back('}');
@@ -247,9 +258,9 @@ std::string format_lives_json(const std::vector<ObjLife> &lives, const std::vect
       fmt::format_to(o, ",\"end\":{{\"reason\":");
       str(obj_end_name(l.end_reason));
       fmt::format_to(o, ",\"function\":");
-      str(fn_name(syms, l.end_ip));
+      str(fn_name(syms, l.end_ip, l.end_ts));
       fmt::format_to(o, ",\"caller\":");
-      str(l.end_parent_ip ? syms.format(l.end_parent_ip) : "-");
+      str(l.end_parent_ip ? sym_at(syms, l.end_parent_ip, l.end_ts) : "-");
       fmt::format_to(o, ",\"ts\":{},\"hits\":{}}}", l.end_ts, l.end_hits);
     } else {
       fmt::format_to(o, ",\"end\":null");

@@ -554,6 +554,17 @@ bool TraceReader::fill() {
     fail(fmt::format("{} is corrupted at byte {}: chunk checksum mismatch", name_, at));
     return false;
   }
+  // The checksum covers the payload, not the type: a damaged type must not
+  // make a chunk silently skipped or read as another kind.  Formats 1 and 2
+  // have exactly these types (a newer type comes with a newer format
+  // version, refused above), one metadata chunk (read by open_input()) and
+  // at most one symbol snapshot.
+  if (h.type == static_cast<uint32_t>(ChunkType::Meta) ||
+      (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_) || h.type < 1 ||
+      h.type > static_cast<uint32_t>(ChunkType::End)) {
+    fail(fmt::format("{} is corrupted at byte {}: unexpected chunk type {}", name_, at, h.type));
+    return false;
+  }
   switch (static_cast<ChunkType>(h.type)) {
     case ChunkType::Meta:
       break;
@@ -568,6 +579,7 @@ bool TraceReader::fill() {
       break;
     case ChunkType::Ksyms:
       symbols_.load(std::string(as_sv(chunk_)));
+      seen_ksyms_ = true;
       break;
     case ChunkType::Comms: {
       std::string_view t = as_sv(chunk_);
@@ -592,7 +604,7 @@ bool TraceReader::fill() {
       info_.totals = parse_kv(as_sv(chunk_));
       break;
     default:
-      break;  // newer chunk type: skip
+      break;
   }
   return true;
 }
@@ -616,6 +628,8 @@ bool TraceReader::next_raw(std::span<const uint8_t> &rec) {
     std::memcpy(&count, rec.data() + sizeof(ktrack_rec_hdr) + offsetof(ktrack_rec_lost, count),
                 sizeof(count));
     lost_ += count;
+  } else if (type == KTRACK_REC_MODULE || type == KTRACK_REC_MODULE_SYMS) {
+    symbols_.ingest(rec);  // names the records after it (Symbolizer::ingest)
   }
   return true;
 }

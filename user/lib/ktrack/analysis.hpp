@@ -70,7 +70,10 @@ class Names {
  public:
   virtual ~Names() = default;
   virtual std::string probe_name(uint32_t probe_id) const;
+  // 'ip' is an address, or a key Symbolizer::pin() made of (address, time).
   virtual Symbol symbol(uint64_t ip) const;
+  // The address behind such a key (for comparisons with numbers).
+  virtual uint64_t address(uint64_t ip) const { return ip; }
   virtual std::string comm(uint32_t pid) const;  // "" when unknown
   // Numeric payload fields by name: field_id() once per name (-1 when no
   // probe has it), then field_value() per record (false when this record's

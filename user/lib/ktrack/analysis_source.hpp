@@ -27,6 +27,8 @@ class RecordRef {
     decoded_ = false;
   }
   std::span<const uint8_t> raw() const { return raw_; }
+  // Scratch for a sample's pinned stack (sample_from_ref).
+  std::vector<uint64_t> &stack_buf() const { return stack_; }
   // The decoded record (null when its header is malformed).
   const Event *event() const {
     if (!decoded_) {
@@ -41,11 +43,15 @@ class RecordRef {
   std::span<const uint8_t> raw_;
   mutable Event ev_;
   mutable bool decoded_ = false, ok_ = false;
+  mutable std::vector<uint64_t> stack_;
 };
 
 // Fills 's' from the record 'ref' holds; s.origin points to 'ref' (field
-// access) and s.comm comes from 'comms' (the pid's, else the tgid's).
-void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s);
+// access) and s.comm comes from 'comms' (the pid's, else the tgid's).  With
+// 'symbols', the addresses (ip, parent_ip, stack) are pinned to the record's
+// time (Symbolizer::pin) so views that name them later name the module that
+// held them then; the pinned stack lives in 'ref'.
+void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s, Symbolizer *symbols = nullptr);
 
 class EventNames : public Names {
  public:
@@ -54,6 +60,7 @@ class EventNames : public Names {
 
   std::string probe_name(uint32_t probe_id) const override;
   Symbol symbol(uint64_t ip) const override;
+  uint64_t address(uint64_t ip) const override { return symbols_ ? symbols_->unpin(ip) : ip; }
   std::string comm(uint32_t pid) const override;
   int field_id(std::string_view name) const override;
   bool field_value(const Sample &s, int id, int64_t &out) const override;
@@ -90,7 +97,7 @@ class FileSource {
     while (more) {
       ++n;
       ref_.reset(raw);
-      sample_from_ref(ref_, &reader_.comms(), s);
+      sample_from_ref(ref_, &reader_.comms(), s, &reader_.symbols());
       if (filter.matches(s)) fn(s);
       more = reader_.next_raw(raw);
     }

@@ -26,6 +26,7 @@ namespace ktrack {
 
 struct FormatOptions {
   const Symbolizer *symbols = nullptr;  // null: addresses print as hex
+  uint64_t ts = 0;                      // set per event by format_*: addresses are named as at that time
 };
 
 // Appends one line (with '\n') per event.

@@ -187,6 +187,7 @@ class TraceReader {
   bool eof_ = false;
   std::optional<std::string> error_;
   bool castagnoli_ = true;  // chunk checksums: CRC-32C (v2) or IEEE (v1)
+  bool seen_ksyms_ = false;
   ByteBuffer chunk_;
   std::vector<uint8_t> carry_;  // raw stream: partial record between blocks
 
