@@ -69,7 +69,9 @@ bool Capture::keep(std::span<const uint8_t> rec) {
   if (opts_.comm.empty()) return true;
   ktrack_rec_hdr h;
   std::memcpy(&h, rec.data(), sizeof(h));
-  if (h.type == KTRACK_REC_LOST) return true;
+  // Lost markers, and what names the other records (a module came or went,
+  // whoever loaded it), pass every filter, as in the kernel.
+  if (h.type == KTRACK_REC_LOST || h.type == KTRACK_REC_MODULE || h.type == KTRACK_REC_MODULE_SYMS) return true;
   if (comms_.lookup(h.pid) == opts_.comm) return true;
   return h.tgid != h.pid && comms_.lookup(h.tgid) == opts_.comm;
 }
@@ -95,13 +97,17 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
     merger_.push(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
   };
   bool counted_out = false;  // --count reached
+  uint64_t meta_records = 0;
   auto emit = [&] {
     while (merger_.pop(rec)) {
       if (!keep(rec)) continue;
       ktrack_rec_hdr h;
       std::memcpy(&h, rec.data(), sizeof(h));
       const bool lost = h.type == KTRACK_REC_LOST && rec.size() >= sizeof(h) + 8;
-      if (!lost && counted_out) {
+      // Module records name the others: always delivered, never counted.
+      const bool meta = h.type == KTRACK_REC_MODULE || h.type == KTRACK_REC_MODULE_SYMS;
+      meta_records += meta;
+      if (!lost && !meta && counted_out) {
         status_.after_count++;
         continue;
       }
@@ -114,7 +120,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
         status_.lost_markers++;
       }
       on_record(rec);
-      if (opts_.count && status_.events - status_.lost_markers >= opts_.count) counted_out = true;
+      if (opts_.count && status_.events - status_.lost_markers - meta_records >= opts_.count) counted_out = true;
     }
   };
   while (!stop.load(std::memory_order_relaxed) && !counted_out) {
