@@ -5,7 +5,7 @@
 //   sudo build/user/bin/libktrack_sample 'r:rd vfs_read ret=$retval:s64' 5
 //
 // Stops after COUNT records (default 10) or SECONDS (default 10).  Every
-// call below is libktrack's public API (user/lib/ktrack/*.hpp); errors are
+// call below is libktrack's public API (user/lib/*/*.hpp); errors are
 // ktrack::Error exceptions whose text says what to fix.
 #include <fmt/core.h>
 
@@ -13,14 +13,15 @@
 #include <cstdlib>
 #include <string>
 
-#include "ktrack/error.hpp"
-#include "ktrack/event.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/probe_client.hpp"
-#include "ktrack/probe_spec.hpp"
-#include "ktrack/ring_reader.hpp"
-#include "ktrack/session.hpp"
-#include "ktrack/symbols.hpp"
+#include "host/kallsyms.hpp"
+#include "util/error.hpp"
+#include "format/event.hpp"
+#include "format/format.hpp"
+#include "probes/probe_client.hpp"
+#include "probes/probe_spec.hpp"
+#include "device/ring_reader.hpp"
+#include "device/session.hpp"
+#include "format/symbols.hpp"
 
 namespace {
 
@@ -62,7 +63,7 @@ int main(int argc, char **argv) {
     comms.set_resolver(ktrack::proc_comm);
     ktrack::Decoder decoder(schemas, &comms);
     ktrack::Symbolizer symbols;
-    symbols.load(ktrack::Symbolizer::read_kallsyms());
+    symbols.load(ktrack::read_kallsyms());
     ktrack::FormatOptions format{&symbols};
 
     // 4. Map the per-CPU ring buffers, start recording, and drain them.

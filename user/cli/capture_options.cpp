@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "ktrack/error.hpp"
-#include "ktrack/session.hpp"
+#include "util/error.hpp"
+#include "device/session.hpp"
 
 namespace ktrackctl {
 

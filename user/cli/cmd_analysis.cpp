@@ -13,17 +13,18 @@
 
 #include "capture_options.hpp"
 #include "command.hpp"
-#include "ktrack/analysis_source.hpp"
-#include "ktrack/capture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/export_perfetto.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/graph.hpp"
-#include "ktrack/hist.hpp"
-#include "ktrack/objtrace.hpp"
-#include "ktrack/profile.hpp"
-#include "ktrack/stackagg.hpp"
-#include "ktrack/top.hpp"
+#include "host/kallsyms.hpp"
+#include "analysis/analysis_source.hpp"
+#include "device/capture.hpp"
+#include "util/error.hpp"
+#include "analysis/export_perfetto.hpp"
+#include "format/format.hpp"
+#include "analysis/graph.hpp"
+#include "analysis/hist.hpp"
+#include "objtrace/objtrace.hpp"
+#include "analysis/profile.hpp"
+#include "analysis/stackagg.hpp"
+#include "analysis/top.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -130,7 +131,7 @@ class ViewSource {
       co.session = f.session;
       co.specs = f.probes;
       if (!f.duration.empty()) co.duration = ktrack::parse_duration(f.duration);
-      symbols_.load(ktrack::Symbolizer::read_kallsyms());  // before the probes arm (see trace)
+      symbols_.load(ktrack::read_kallsyms());  // before the probes arm (see trace)
       capture_ = std::make_unique<ktrack::Capture>(co);
       live_names_ = std::make_unique<ka::EventNames>(capture_->schemas(), &symbols_, &capture_->comms());
       names_ = live_names_.get();
@@ -252,7 +253,7 @@ const Command report_cmd(32, [](CLI::App &app) {
           "--follow reads a running session: give -s NAME (or --probe SPEC), not a FILE");
     ViewSource src(f->v);
     if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
-      fs->reader().symbols().load(ktrack::Symbolizer::read_kallsyms());
+      fs->reader().symbols().load(ktrack::read_kallsyms());
       fs->reader().comms().set_resolver(ktrack::proc_comm);
     }
     Output out(f->v);

@@ -12,13 +12,14 @@
 #include <thread>
 
 #include "command.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/objtrace.hpp"
-#include "ktrack/objtrace_funcs.hpp"
-#include "ktrack/ring_reader.hpp"
-#include "ktrack/session.hpp"
-#include "ktrack/symbols.hpp"
-#include "ktrack/trace_file.hpp"
+#include "host/kallsyms.hpp"
+#include "util/error.hpp"
+#include "objtrace/objtrace.hpp"
+#include "objtrace/objtrace_funcs.hpp"
+#include "device/ring_reader.hpp"
+#include "device/session.hpp"
+#include "format/symbols.hpp"
+#include "format/trace_file.hpp"
 
 extern char **environ;
 
@@ -156,7 +157,7 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
 
     ktrack::ObjLifeBuilder builder;
     std::unique_ptr<ktrack::TraceWriter> writer;
-    std::string kallsyms = ktrack::Symbolizer::read_kallsyms();
+    std::string kallsyms = ktrack::read_kallsyms();
     if (!o->output.empty()) {
       ktrack::TraceMeta meta;
       meta.nr_cpus = session.nr_cpus();

@@ -7,11 +7,11 @@
 #include <fstream>
 
 #include "command.hpp"
-#include "ktrack/capture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/probe_client.hpp"
-#include "ktrack/probe_spec.hpp"
-#include "ktrack/session.hpp"
+#include "device/capture.hpp"
+#include "util/error.hpp"
+#include "probes/probe_client.hpp"
+#include "probes/probe_spec.hpp"
+#include "device/session.hpp"
 #include "probe_cleanup.hpp"
 
 namespace ktrackctl {

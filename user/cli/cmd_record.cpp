@@ -9,12 +9,13 @@
 
 #include "capture_options.hpp"
 #include "command.hpp"
-#include "ktrack/capture.hpp"
-#include "ktrack/device.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/objtrace.hpp"
-#include "ktrack/trace_file.hpp"
+#include "host/kallsyms.hpp"
+#include "device/capture.hpp"
+#include "device/device.hpp"
+#include "util/error.hpp"
+#include "format/format.hpp"
+#include "objtrace/objtrace.hpp"
+#include "format/trace_file.hpp"
 #include "probe_cleanup.hpp"
 
 namespace ktrackctl {
@@ -65,7 +66,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
     // Symbols before the probes: reading kallsyms makes thousands of
     // read() calls, which a probe on vfs_read would count as idle hits.
     ktrack::Symbolizer syms;
-    syms.load(ktrack::Symbolizer::read_kallsyms());
+    syms.load(ktrack::read_kallsyms());
     ktrack::Capture cap(o->cap);
     SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::Decoder dec(cap.schemas(), &cap.comms());
@@ -138,7 +139,7 @@ const Command record_cmd(31, [](CLI::App &app) {
   cmd->callback([o] {
     apply_capture_flags(o->flags, o->cap);
     ktrack::StopSignals signals;
-    const std::string kallsyms = ktrack::Symbolizer::read_kallsyms();  // before the probes (see trace)
+    const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
     ktrack::Capture cap(o->cap);
     SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::TraceMeta meta;

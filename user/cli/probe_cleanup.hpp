@@ -3,7 +3,7 @@
 // deletes them when it ends, and leaves the probes it found there alone.
 #pragma once
 
-#include "ktrack/session.hpp"
+#include "device/session.hpp"
 
 namespace ktrackctl {
 
