@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "util/error.hpp"
 #include "device/session.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 

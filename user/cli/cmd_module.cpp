@@ -3,8 +3,8 @@
 
 #include "command.hpp"
 #include "device/device.hpp"
-#include "util/error.hpp"
 #include "host/module_loader.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "command.hpp"
-#include "util/error.hpp"
-#include "format/format.hpp"
 #include "device/session.hpp"
+#include "format/format.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {

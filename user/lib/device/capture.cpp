@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "probes/probe_attach.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -50,20 +51,40 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
   }
   if (change) session_->configure(config_);
 
-  for (auto &setup : session_setups()) {
+  setups_.push_back(probe_session_setup());
+  for (const auto &ext : session_setups()) setups_.push_back(ext);
+  for (auto &setup : setups_) {
     if (setup.describe) setup.describe(*session_, schemas_);
   }
-  for (auto &setup : session_setups()) {
-    if (setup.attach) setup.attach(*session_, schemas_, opts_.specs, notes_);
+  try {
+    for (auto &setup : setups_) {
+      if (setup.attach) setup.attach(*session_, schemas_, opts_.specs, notes_);
+    }
+    if (!opts_.specs.empty())
+      throw UsageError(fmt::format(
+          "'{}' is not understood: trace/record take no such argument here (not a valid probe specification)",
+          opts_.specs[0]));
+  } catch (...) {
+    detach();  // what the earlier setups attached
+    throw;
   }
-  if (!opts_.specs.empty())
-    throw UsageError(fmt::format("'{}' is not understood: trace/record take no such argument here{}",
-                                 opts_.specs[0],
-                                 session_setups().empty() ? "" : " (not a valid probe specification)"));
   comms_.set_resolver(proc_comm);
 }
 
-Capture::~Capture() = default;
+Capture::~Capture() {
+  try {
+    detach();
+  } catch (const std::exception &e) {
+    fmt::print(stderr, "warning: {}\n", e.what());
+  }
+}
+
+void Capture::detach() {
+  if (detached_) return;
+  detached_ = true;
+  for (auto &setup : setups_)
+    if (setup.detach) setup.detach(*session_, summary_);
+}
 
 bool Capture::keep(std::span<const uint8_t> rec) {
   if (opts_.comm.empty()) return true;
@@ -147,8 +168,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
   // none of its handlers runs, so every hit it made is in a ring or counted
   // lost), then flush pending lost markers and stop what we started (the
   // kernel waits for writers in flight), then drain until empty.
-  for (auto &setup : session_setups())
-    if (setup.detach) setup.detach(*session_, summary_);
+  detach();
   session_->flush();
   if (started_) session_->stop();
   while (reader.drain(push) > 0) {

@@ -28,9 +28,10 @@
 namespace ktrack {
 
 // Extends trace/record: a hook that attaches things to the session before it
-// starts, and takes them back when the capture stops.  Register from a
-// user/cli cmd_*.cpp (a static object there is always linked in), e.g. the
-// probe support:
+// starts, and takes them back when the capture stops.  Probes are built in
+// (probes/probe_attach.hpp); another kind registers with a static object in
+// a file that is always linked in (the library is static: a .cpp that
+// nothing references is left out), shaped like the probe support:
 //
 //   static const ktrack::SessionSetupRegistration reg({"probes",
 //       [](Session &s, SchemaRegistry &reg, std::vector<std::string> &specs,
@@ -58,6 +59,7 @@ struct SessionSetup {
   // and add a line per thing to 'summary'.  Optional.
   std::function<void(Session &, std::vector<std::string> &summary)> detach;
 };
+// The registered extensions (the built-in probe setup is not among them).
 std::vector<SessionSetup> &session_setups();
 struct SessionSetupRegistration {
   explicit SessionSetupRegistration(SessionSetup s) { session_setups().push_back(std::move(s)); }
@@ -101,11 +103,15 @@ class Capture {
   // Opens and prepares the session (nothing recorded yet).  Throws
   // UsageError for bad options (and for specs no hook consumed).
   explicit Capture(CaptureOptions opts);
+  // A capture that never ran still takes back what it attached (a named
+  // session keeps only what it had).
   ~Capture();
   Capture(const Capture &) = delete;
   Capture &operator=(const Capture &) = delete;
 
   Session &session() { return *session_; }
+  // -s NAME, or "" for an anonymous session.
+  const std::string &session_name() const { return opts_.session; }
   // Schemas of everything this session can record (built-ins + hooks).
   SchemaRegistry &schemas() { return schemas_; }
   // pid -> comm of the live system (resolved from /proc, cached).
@@ -131,6 +137,7 @@ class Capture {
 
  private:
   bool keep(std::span<const uint8_t> rec);
+  void detach();
 
   CaptureOptions opts_;
   std::unique_ptr<Session> session_;
@@ -139,6 +146,8 @@ class Capture {
   SessionConfig config_;
   uint32_t nr_cpus_ = 0;
   bool started_ = false;  // this capture started the session
+  std::vector<SessionSetup> setups_;
+  bool detached_ = false;  // the setups took back what they attached
   std::unique_ptr<MmapReader> reader_;
   std::vector<std::string> notes_, summary_;
   RecordMerger merger_;
