@@ -1,5 +1,7 @@
 #include "format/symbols.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -19,12 +21,8 @@ void Symbolizer::load(std::string text) {
   mods_.clear();
   std::vector<uint64_t> bounds;  // every symbol's address: where the one before ends
   std::string_view t = *text_;
-  size_t pos = 0;
-  while (pos < t.size()) {
-    size_t nl = t.find('\n', pos);
-    if (nl == std::string_view::npos) nl = t.size();
-    std::string_view line = t.substr(pos, nl - pos);
-    pos = nl + 1;
+  while (!t.empty()) {
+    std::string_view line = next_line(t);
     if (line.rfind("# module ", 0) == 0) {  // "# module NAME BASE SIZE"
       std::string_view rest = line.substr(9);
       size_t a = rest.find(' '), b = a == std::string_view::npos ? a : rest.find(' ', a + 1);

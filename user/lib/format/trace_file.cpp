@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace ktrack {
 
@@ -159,12 +160,8 @@ uint32_t crc32c(uint32_t crc, const void *data, size_t len) {
 
 std::map<std::string, std::string> parse_kv(std::string_view text) {
   std::map<std::string, std::string> kv;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  while (!text.empty()) {
+    std::string_view line = next_line(text);
     size_t eq = line.find('=');
     if (eq == std::string_view::npos) continue;
     kv[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));

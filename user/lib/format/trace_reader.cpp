@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace ktrack {
 
@@ -289,12 +290,8 @@ bool TraceReader::fill() {
       break;
     case ChunkType::Comms: {
       std::string_view t = as_sv(chunk_);
-      size_t pos = 0;
-      while (pos < t.size()) {
-        size_t nl = t.find('\n', pos);
-        if (nl == std::string_view::npos) nl = t.size();
-        std::string_view line = t.substr(pos, nl - pos);
-        pos = nl + 1;
+      while (!t.empty()) {
+        std::string_view line = next_line(t);
         size_t sp = line.find(' ');
         if (sp == std::string_view::npos) continue;
         comms_.set(static_cast<uint32_t>(std::strtoul(std::string(line.substr(0, sp)).c_str(), nullptr, 10)),

@@ -3,6 +3,7 @@
 // falls back to +OFFSET:TYPE.
 #include <fmt/format.h>
 
+#include "host/btf.hpp"
 #include "objtrace/objtrace.hpp"
 #include "util/error.hpp"
 
@@ -18,8 +19,7 @@ namespace {
 
 class LibbpfFields : public BtfFields {
  public:
-  explicit LibbpfFields(struct btf *btf) : btf_(btf) {}
-  ~LibbpfFields() override { btf__free(btf_); }
+  explicit LibbpfFields(std::unique_ptr<KernelBtf> kb) : kb_(std::move(kb)), btf_(kb_->vmlinux()) {}
 
   void resolve(const std::string &strct, const std::string &path, uint32_t &offset, uint16_t &size,
                bool &is_signed) const override {
@@ -83,18 +83,16 @@ class LibbpfFields : public BtfFields {
     return -1;
   }
 
-  struct btf *btf_;
+  std::unique_ptr<KernelBtf> kb_;
+  const struct btf *btf_;
 };
 
 }  // namespace
 
 std::unique_ptr<BtfFields> load_vmlinux_btf(std::string *why) {
-  struct btf *btf = btf__load_vmlinux_btf();
-  if (!btf) {
-    if (why) *why = "cannot read the kernel's BTF (/sys/kernel/btf/vmlinux)";
-    return nullptr;
-  }
-  return std::make_unique<LibbpfFields>(btf);
+  auto kb = KernelBtf::open(why);
+  if (!kb) return nullptr;
+  return std::make_unique<LibbpfFields>(std::move(kb));
 }
 #else
 std::unique_ptr<BtfFields> load_vmlinux_btf(std::string *why) {

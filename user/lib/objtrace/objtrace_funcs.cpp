@@ -2,6 +2,7 @@
 // BTF argument types, addresses).  See objtrace/objtrace_funcs.hpp.
 #include "objtrace/objtrace_funcs.hpp"
 
+#include "host/btf.hpp"
 #include "host/kallsyms.hpp"
 #include "host/tracefs.hpp"
 #include "util/glob.hpp"
@@ -240,16 +241,13 @@ namespace {
 
 class LibbpfFuncArgs : public BtfFuncArgs {
  public:
-  explicit LibbpfFuncArgs(struct btf *vmlinux) : vmlinux_(vmlinux) { index(vmlinux_, 1, funcs_[""]); }
-  ~LibbpfFuncArgs() override {
-    for (auto &[name, b] : modules_)
-      if (b) btf__free(b);
-    btf__free(vmlinux_);
+  explicit LibbpfFuncArgs(std::unique_ptr<KernelBtf> kb) : kb_(std::move(kb)), vmlinux_(kb_->vmlinux()) {
+    index(vmlinux_, 1, funcs_[""]);
   }
 
   std::optional<uint8_t> arg_mask(const std::string &func, const std::string &module,
                                   const std::string &strct, unsigned nr_args) const override {
-    struct btf *b = btf_of(module);
+    const struct btf *b = btf_of(module);
     if (!b) return std::nullopt;
     auto &idx = funcs_[module];
     auto it = idx.find(func);
@@ -280,7 +278,7 @@ class LibbpfFuncArgs : public BtfFuncArgs {
  private:
   using Index = std::unordered_map<std::string, std::vector<int>>;
 
-  static void index(struct btf *b, int first, Index &idx) {
+  static void index(const struct btf *b, int first, Index &idx) {
     int n = static_cast<int>(btf__type_cnt(b));
     for (int id = first; id < n; id++) {
       const struct btf_type *t = btf__type_by_id(b, id);
@@ -290,14 +288,11 @@ class LibbpfFuncArgs : public BtfFuncArgs {
     }
   }
 
-  struct btf *btf_of(const std::string &module) const {
+  const struct btf *btf_of(const std::string &module) const {
     if (module.empty()) return vmlinux_;
-    auto it = modules_.find(module);
-    if (it != modules_.end()) return it->second;
-    struct btf *b = btf__load_module_btf(module.c_str(), vmlinux_);
-    if (libbpf_get_error(b)) b = nullptr;
-    modules_[module] = b;
-    if (b) index(b, static_cast<int>(btf__type_cnt(vmlinux_)), funcs_[module]);
+    auto [it, inserted] = funcs_.try_emplace(module);
+    const struct btf *b = kb_->module(module);
+    if (inserted && b) index(b, static_cast<int>(btf__type_cnt(vmlinux_)), it->second);
     return b;
   }
 
@@ -351,20 +346,17 @@ class LibbpfFuncArgs : public BtfFuncArgs {
     return mask;
   }
 
-  struct btf *vmlinux_;
-  mutable std::map<std::string, struct btf *> modules_;
+  std::unique_ptr<KernelBtf> kb_;
+  const struct btf *vmlinux_;
   mutable std::map<std::string, Index> funcs_;
 };
 
 }  // namespace
 
 std::unique_ptr<BtfFuncArgs> load_btf_func_args(std::string *why) {
-  struct btf *b = btf__load_vmlinux_btf();
-  if (libbpf_get_error(b)) {
-    if (why) *why = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
-    return nullptr;
-  }
-  return std::make_unique<LibbpfFuncArgs>(b);
+  auto kb = KernelBtf::open(why);
+  if (!kb) return nullptr;
+  return std::make_unique<LibbpfFuncArgs>(std::move(kb));
 }
 #else
 std::unique_ptr<BtfFuncArgs> load_btf_func_args(std::string *why) {

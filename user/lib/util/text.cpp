@@ -6,13 +6,6 @@
 
 namespace ktrack {
 
-std::string_view next_line(std::string_view &text) {
-  size_t nl = text.find('\n');
-  std::string_view line = text.substr(0, nl);
-  text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-  return line;
-}
-
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
   while (!s.empty()) {

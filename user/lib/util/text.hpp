@@ -11,8 +11,14 @@
 
 namespace ktrack {
 
-// The next line of 'text' (without '\n'); 'text' moves past it.
-std::string_view next_line(std::string_view &text);
+// The next line of 'text' (without '\n'); 'text' moves past it.  Inline:
+// symbol snapshots run it for every kallsyms line.
+inline std::string_view next_line(std::string_view &text) {
+  size_t nl = text.find('\n');
+  std::string_view line = text.substr(0, nl);
+  text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+  return line;
+}
 // Tokens separated by spaces, tabs or '\r'.
 std::vector<std::string_view> split_ws(std::string_view s);
 // "ffffffff81234560" (no 0x) -> value; nullopt unless all of 's' is hex.
