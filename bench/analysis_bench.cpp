@@ -17,15 +17,15 @@
 #include <functional>
 #include <string>
 
-#include "ktrack/analysis_source.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/export_perfetto.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/graph.hpp"
-#include "ktrack/hist.hpp"
-#include "ktrack/profile.hpp"
-#include "ktrack/stackagg.hpp"
-#include "ktrack/synth_trace.hpp"
+#include "analysis/analysis_source.hpp"
+#include "util/error.hpp"
+#include "analysis/export_perfetto.hpp"
+#include "format/format.hpp"
+#include "analysis/graph.hpp"
+#include "analysis/hist.hpp"
+#include "analysis/profile.hpp"
+#include "analysis/stackagg.hpp"
+#include "synth_trace.hpp"
 
 using namespace ktrack::analysis;
 

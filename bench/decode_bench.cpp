@@ -13,9 +13,9 @@
 #include <cstring>
 #include <string>
 
-#include "ktrack/event.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/trace_file.hpp"
+#include "format/event.hpp"
+#include "format/format.hpp"
+#include "format/trace_file.hpp"
 
 using namespace ktrack;
 using Clock = std::chrono::steady_clock;

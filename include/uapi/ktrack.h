@@ -85,7 +85,7 @@ enum ktrack_rec_type {
 	KTRACK_REC_MARKER	= 2,	/* user marker: NUL-terminated text */
 	KTRACK_REC_EMIT		= 3,	/* struct ktrack_rec_emit (driver API) */
 	KTRACK_REC_PRINTF	= 4,	/* NUL-terminated text (driver API) */
-	KTRACK_REC_TEST_SEQ	= 5,	/* struct ktrack_rec_test_seq */
+	KTRACK_REC_TEST_SEQ	= 5,	/* test only: struct ktrack_rec_test_seq */
 	KTRACK_REC_MODULE	= 6,	/* struct ktrack_rec_module */
 	KTRACK_REC_MODULE_SYMS	= 7,	/* struct ktrack_rec_module_syms */
 	KTRACK_REC_PROBE	= 16,	/* struct ktrack_rec_probe */
@@ -118,7 +118,12 @@ struct ktrack_rec_emit {
 	__u8 data[];
 };
 
-/* Emitted by tests/kmod/ktrack_test_emit.ko for accounting and benchmarks. */
+/*
+ * Test only: emitted by tests/kmod/ktrack_test_emit.ko (through the exported
+ * __ktrack_emit_record) for the accounting tests and benchmarks; ktrack.ko
+ * itself never writes it.  It stays in the ABI so that ktrackctl decodes it
+ * like any record and the in-VM checkers share its layout.
+ */
 struct ktrack_rec_test_seq {
 	__u64 seq;		/* per (run, context, cpu) sequence number */
 	__u32 context;		/* KTRACK_RECF_CTX_* it was emitted from */

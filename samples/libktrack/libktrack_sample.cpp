@@ -1,26 +1,25 @@
-// libktrack_sample - ktrack embedded in a program of your own: open a
-// session, attach one probe from a spec string, print its records.
+// libktrack_sample - ktrack embedded in a program of your own: a capture
+// with one probe from a spec string, its records printed as they come.
 //
 //   libktrack_sample SPEC [COUNT [SECONDS]]
 //   sudo build/user/bin/libktrack_sample 'r:rd vfs_read ret=$retval:s64' 5
 //
 // Stops after COUNT records (default 10) or SECONDS (default 10).  Every
-// call below is libktrack's public API (user/lib/ktrack/*.hpp); errors are
+// call below is libktrack's public API (user/lib/*/*.hpp); errors are
 // ktrack::Error exceptions whose text says what to fix.
 #include <fmt/core.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 
-#include "ktrack/error.hpp"
-#include "ktrack/event.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/probe_client.hpp"
-#include "ktrack/probe_spec.hpp"
-#include "ktrack/ring_reader.hpp"
-#include "ktrack/session.hpp"
-#include "ktrack/symbols.hpp"
+#include "device/capture.hpp"
+#include "format/event.hpp"
+#include "format/format.hpp"
+#include "format/symbols.hpp"
+#include "host/kallsyms.hpp"
+#include "util/error.hpp"
 
 namespace {
 
@@ -42,58 +41,48 @@ int main(int argc, char **argv) {
     return 1;
   }
   try {
-    // 1. A session of our own (an open file of /dev/ktrack): private
-    //    buffers and probes, all released when the program exits.
-    ktrack::Session session = ktrack::Session::open_anonymous();
-
-    // 2. Parse the spec, resolve its symbols and fields for this kernel,
-    //    compile it and attach it: 'ktrackctl probe add' in four lines.
-    ktrack::CompiledProbe probe = ktrack::compile_probe_for_system(argv[1]);
-    ktrack::ProbeAdded added = ktrack::ProbeClient(session.fd()).add(probe.spec, probe.blob);
-    fmt::print("probe '{}' attached (id {}, {})\n", probe.spec.name, added.id,
-               ktrack::mechanism_name(added.mechanism));
-
-    // 3. Teach the decoder the probe's field names and types (the built-in
-    //    record types - lost, marker, emit, ... - are already known), and
-    //    give it process names and kernel symbols for printing.
-    ktrack::SchemaRegistry schemas;
-    ktrack::register_probe_schemas(session.fd(), schemas);
-    ktrack::CommTable comms;
-    comms.set_resolver(ktrack::proc_comm);
-    ktrack::Decoder decoder(schemas, &comms);
+    // 1. Kernel symbols for printing addresses, read before the probe is
+    //    armed (the read itself calls vfs_read thousands of times).
     ktrack::Symbolizer symbols;
-    symbols.load(ktrack::Symbolizer::read_kallsyms());
+    symbols.load(ktrack::read_kallsyms());
+
+    // 2. A capture: a session of our own (an open file of /dev/ktrack,
+    //    private buffers, released when the program exits) with the probe
+    //    compiled from the spec and attached, exactly as 'ktrackctl trace
+    //    SPEC' does it.  It stops after COUNT records or SECONDS.
+    ktrack::CaptureOptions options;
+    options.specs = {argv[1]};
+    options.count = count;
+    options.duration = std::chrono::seconds(seconds);
+    ktrack::Capture capture(options);
+
+    // 3. The decoder knows the probe's field names and types from the
+    //    capture's schemas, and process names from its comm table.
+    ktrack::Decoder decoder(capture.schemas(), &capture.comms());
     ktrack::FormatOptions format{&symbols};
 
-    // 4. Map the per-CPU ring buffers, start recording, and drain them.
-    ktrack::MmapReader reader(session);
-    session.start();
-    unsigned long printed = 0, lost = 0;
-    ktrack::Event ev;  // reused: decoding does not allocate per record
-    auto on_record = [&](uint32_t, std::span<const std::byte> rec) {
-      std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t *>(rec.data()), rec.size());
-      if (!decoder.decode(bytes, ev)) return;
-      if (ev.type == KTRACK_REC_LOST) {  // the kernel dropped records here
-        if (const ktrack::FieldValue *n = ev.field("count")) lost += n->u;
-        return;
-      }
-      if (printed >= count) return;
-      printed++;
-      fmt::memory_buffer line;
-      ktrack::format_text(ev, format, line);
-      fmt::print("{}", fmt::to_string(line));
-    };
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (printed < count && std::chrono::steady_clock::now() < deadline) {
-      reader.wait(100);  // poll(2): wakes when records are ready
-      reader.drain(on_record);
-    }
+    // 4. Start recording: from here on every hit is delivered or counted
+    //    lost.  The notes say what was attached.
+    capture.start();
+    for (const std::string &note : capture.notes()) fmt::print("{}\n", note);
 
-    // 5. Stop: flush commits what the probe wrote last, then a final drain.
-    session.flush();
-    session.stop();
-    reader.drain(on_record);
-    fmt::print("{} records printed, {} lost\n", printed, lost);
+    // 5. Records arrive merged by time across CPUs until the count, the
+    //    time limit or 'stop'; then the probe is detached and every record
+    //    made before is delivered.
+    std::atomic<bool> stop{false};
+    unsigned long printed = 0;
+    ktrack::Event ev;  // reused: decoding does not allocate per record
+    capture.run(
+        [&](std::span<const uint8_t> rec) {
+          symbols.ingest(rec);  // a module came or went: later names follow it
+          if (!decoder.decode(rec, ev) || ev.type != KTRACK_REC_PROBE) return;
+          printed++;
+          fmt::memory_buffer line;
+          ktrack::format_text(ev, format, line);
+          fmt::print("{}", fmt::to_string(line));
+        },
+        stop);
+    fmt::print("{} records printed, {} lost\n", printed, capture.status().lost);
     return 0;
   } catch (const ktrack::Error &e) {
     fmt::print(stderr, "libktrack_sample: {}\n", e.what());

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ktrack/analysis.hpp"
+#include "analysis/analysis.hpp"
 
 namespace fixture {
 

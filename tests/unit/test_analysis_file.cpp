@@ -9,15 +9,15 @@
 
 #include "analysis_fixture.hpp"
 #include "json_mini.hpp"
-#include "ktrack/analysis_source.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/export_perfetto.hpp"
-#include "ktrack/graph.hpp"
-#include "ktrack/hist.hpp"
-#include "ktrack/profile.hpp"
-#include "ktrack/stackagg.hpp"
-#include "ktrack/synth_trace.hpp"
-#include "ktrack/top.hpp"
+#include "analysis/analysis_source.hpp"
+#include "util/error.hpp"
+#include "analysis/export_perfetto.hpp"
+#include "analysis/graph.hpp"
+#include "analysis/hist.hpp"
+#include "analysis/profile.hpp"
+#include "analysis/stackagg.hpp"
+#include "synth_trace.hpp"
+#include "analysis/top.hpp"
 
 namespace fs = std::filesystem;
 using namespace ktrack::analysis;

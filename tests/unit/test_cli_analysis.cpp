@@ -11,7 +11,7 @@
 
 #include "analysis_fixture.hpp"
 #include "json_mini.hpp"
-#include "ktrack/synth_trace.hpp"
+#include "synth_trace.hpp"
 
 namespace fs = std::filesystem;
 

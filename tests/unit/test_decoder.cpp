@@ -5,8 +5,8 @@
 #include <cstring>
 #include <random>
 
-#include "ktrack/error.hpp"
-#include "ktrack/event.hpp"
+#include "util/error.hpp"
+#include "format/event.hpp"
 
 using namespace ktrack;
 

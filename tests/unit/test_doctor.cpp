@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ktrack/doctor.hpp"
-#include "ktrack/sysfs.hpp"
+#include "host/doctor.hpp"
+#include "host/sysfs.hpp"
 
 namespace fs = std::filesystem;
 

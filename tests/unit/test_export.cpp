@@ -3,8 +3,8 @@
 
 #include "analysis_fixture.hpp"
 #include "json_mini.hpp"
-#include "ktrack/export_perfetto.hpp"
-#include "ktrack/stackagg.hpp"
+#include "analysis/export_perfetto.hpp"
+#include "analysis/stackagg.hpp"
 
 using namespace fixture;
 using json_mini::Value;

@@ -12,11 +12,12 @@
 #include <sstream>
 #include <thread>
 
-#include "ktrack/error.hpp"
-#include "ktrack/event.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/symbols.hpp"
-#include "ktrack/trace_file.hpp"
+#include "host/kallsyms.hpp"
+#include "util/error.hpp"
+#include "format/event.hpp"
+#include "format/format.hpp"
+#include "format/symbols.hpp"
+#include "format/trace_file.hpp"
 
 using namespace ktrack;
 namespace fs = std::filesystem;
@@ -213,7 +214,7 @@ TEST(Symbolizer, ReadKallsymsAddsModuleLines) {
                                  << "gone 4096 0 - Unloading 0x0000000000000000\n";
   ::setenv("KTRACK_KALLSYMS", (dir / "kallsyms").c_str(), 1);
   ::setenv("KTRACK_MODULES", (dir / "modules").c_str(), 1);
-  std::string text = Symbolizer::read_kallsyms();
+  std::string text = read_kallsyms();
   ::unsetenv("KTRACK_KALLSYMS");
   ::unsetenv("KTRACK_MODULES");
   fs::remove_all(dir);

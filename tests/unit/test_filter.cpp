@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "analysis_fixture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/filter.hpp"
+#include "util/error.hpp"
+#include "analysis/filter.hpp"
 
 #include <uapi/ktrack.h>
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis_fixture.hpp"
-#include "ktrack/graph.hpp"
+#include "analysis/graph.hpp"
 
 using namespace fixture;
 

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis_fixture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/hist.hpp"
+#include "util/error.hpp"
+#include "analysis/hist.hpp"
 
 using namespace fixture;
 

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <random>
 
-#include "ktrack/capture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/event.hpp"
-#include "ktrack/merge.hpp"
+#include "device/capture.hpp"
+#include "util/error.hpp"
+#include "format/event.hpp"
+#include "format/merge.hpp"
 
 using namespace ktrack;
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "ktrack/analysis_source.hpp"
-#include "ktrack/event.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/symbols.hpp"
-#include "ktrack/trace_file.hpp"
+#include "analysis/analysis_source.hpp"
+#include "format/event.hpp"
+#include "format/format.hpp"
+#include "format/symbols.hpp"
+#include "format/trace_file.hpp"
 
 using namespace ktrack;
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "ktrack/error.hpp"
-#include "ktrack/objtrace.hpp"
+#include "util/error.hpp"
+#include "objtrace/objtrace.hpp"
 
 using namespace ktrack;
 

@@ -6,8 +6,8 @@
 
 #include <map>
 
-#include "ktrack/error.hpp"
-#include "ktrack/objtrace_funcs.hpp"
+#include "util/error.hpp"
+#include "objtrace/objtrace_funcs.hpp"
 
 using namespace ktrack;
 
@@ -78,10 +78,6 @@ TEST(ObjFuncs, ParsesFilterFunctions) {
 }
 
 TEST(ObjFuncs, Globs) {
-  EXPECT_TRUE(func_glob_match("*", "anything"));
-  EXPECT_TRUE(func_glob_match("vfs_*", "vfs_read"));
-  EXPECT_FALSE(func_glob_match("vfs_*", "do_vfs"));
-  EXPECT_TRUE(func_glob_match("*_inode", "alloc_inode"));
   auto g = parse_func_glob("*:mod:ext4");
   EXPECT_EQ("*", g.glob);
   EXPECT_EQ("ext4", g.module);

@@ -5,10 +5,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "ktrack/btf_resolver.hpp"
-#include "ktrack/filter_compiler.hpp"
-#include "ktrack/probe_client.hpp"
-#include "ktrack/probe_spec.hpp"
+#include "probes/btf_resolver.hpp"
+#include "probes/filter_compiler.hpp"
+#include "probes/probe_client.hpp"
+#include "probes/probe_spec.hpp"
 
 using namespace ktrack;
 
@@ -243,16 +243,6 @@ TEST(ProbeSpec, ResolveSymbolsGlobsAndUniqueness) {
       EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
     }
   }
-}
-
-TEST(ProbeSpec, GlobMatch) {
-  EXPECT_TRUE(glob_match("vfs_*", "vfs_read"));
-  EXPECT_TRUE(glob_match("*read", "vfs_read"));
-  EXPECT_TRUE(glob_match("v?s_re[a-c]d", "vfs_read"));
-  EXPECT_FALSE(glob_match("v?s_re[!a]d", "vfs_read"));
-  EXPECT_FALSE(glob_match("vfs_*x", "vfs_read"));
-  EXPECT_TRUE(glob_match("*", ""));
-  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
 }
 
 TEST(FilterCompiler, PostfixProgram) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis_fixture.hpp"
-#include "ktrack/profile.hpp"
+#include "analysis/profile.hpp"
 
 using namespace fixture;
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "ktrack/error.hpp"
-#include "ktrack/ring_reader.hpp"
+#include "util/error.hpp"
+#include "device/ring_reader.hpp"
 
 namespace {
 

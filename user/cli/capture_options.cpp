@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "ktrack/error.hpp"
-#include "ktrack/session.hpp"
+#include "device/session.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 

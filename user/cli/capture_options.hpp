@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ktrack/capture.hpp"
+#include "device/capture.hpp"
 
 namespace ktrackctl {
 

@@ -11,19 +11,21 @@
 #include <cstdlib>
 #include <memory>
 
+#include "analysis/analysis_source.hpp"
+#include "analysis/export_perfetto.hpp"
+#include "analysis/graph.hpp"
+#include "analysis/hist.hpp"
+#include "analysis/profile.hpp"
+#include "analysis/stackagg.hpp"
+#include "analysis/top.hpp"
+#include "analysis/view_source.hpp"
 #include "capture_options.hpp"
 #include "command.hpp"
-#include "ktrack/analysis_source.hpp"
-#include "ktrack/capture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/export_perfetto.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/graph.hpp"
-#include "ktrack/hist.hpp"
-#include "ktrack/objtrace.hpp"
-#include "ktrack/profile.hpp"
-#include "ktrack/stackagg.hpp"
-#include "ktrack/top.hpp"
+#include "device/capture.hpp"
+#include "format/format.hpp"
+#include "host/kallsyms.hpp"
+#include "objtrace/objtrace.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -106,80 +108,18 @@ class Output {
   std::unique_ptr<ka::Out> out_;
 };
 
-// Where the records come from: a recorded file, or a live session (-s
-// NAME, or --probe SPEC on a new one) until Ctrl-C or -d DURATION.
-class ViewSource {
+// The views' record source (analysis/view_source.hpp) from the shared flags;
+// live runs show the capture's probe lines once recording has begun.
+class ViewSource : public ka::ViewSource {
  public:
-  explicit ViewSource(ViewFlags &f) : f_(f) {
-    bool live = !f.session.empty() || !f.probes.empty();
-    if (live && !f.file.empty())
-      throw ktrack::UsageError("give either FILE or a live source (-s NAME / --probe SPEC), not both");
-    if (!live && f.file.empty())
-      throw ktrack::UsageError("give a recorded FILE, or -s NAME / --probe SPEC for a live session");
-    if (!live) {
-      file_ = std::make_unique<ka::FileSource>(f.file);
-      names_ = &file_->names();
-      if (!f.duration.empty()) {
-        uint64_t ns = ka::parse_duration_ns(f.duration, "-d/--duration");
-        if (!f.filter.until.empty())
-          throw ktrack::UsageError("-d/--duration and --until both bound the end: use one of them");
-        f.filter.until = fmt::format("{}ns", ns);
-      }
-    } else {
-      ktrack::CaptureOptions co;
-      co.session = f.session;
-      co.specs = f.probes;
-      if (!f.duration.empty()) co.duration = ktrack::parse_duration(f.duration);
-      symbols_.load(ktrack::Symbolizer::read_kallsyms());  // before the probes arm (see trace)
-      capture_ = std::make_unique<ktrack::Capture>(co);
-      live_names_ = std::make_unique<ka::EventNames>(capture_->schemas(), &symbols_, &capture_->comms());
-      names_ = live_names_.get();
-      decoder_ = std::make_unique<ktrack::Decoder>(capture_->schemas(), &capture_->comms());
-    }
-    filter_ = ka::Filter(f.filter, *names_);
+  explicit ViewSource(const ViewFlags &f) : ka::ViewSource(options(f)) {
+    on_start = [](ktrack::Capture &cap) { start_capture(cap); };
   }
-  bool live() const { return capture_ != nullptr; }
-  ka::Names &names() { return *names_; }
-  ka::FileSource *file() { return file_.get(); }
-  // Addresses to names: the file's kallsyms snapshot, or this machine's.
-  const ktrack::Symbolizer &symbols() { return file_ ? file_->reader().symbols() : symbols_; }
-
-  // Delivers every selected record; 'tick' (live only) about once a second.
-  template <typename Fn>
-  void run(Fn &&fn, const std::function<void()> &tick = {}) {
-    if (file_) {
-      file_->run(filter_, fn);
-      return;
-    }
-    ktrack::StopSignals signals;
-    ka::RecordRef ref(*decoder_);
-    ka::Sample s;
-    start_capture(*capture_);
-    capture_->run(
-        [&](std::span<const uint8_t> rec) {
-          if (!ktrack::check_record(rec)) return;
-          symbols_.ingest(rec);  // a module came or went: names the records after it
-          ref.reset(rec);
-          ka::sample_from_ref(ref, &capture_->comms(), s, &symbols_);
-          if (filter_.matches(s)) fn(s);
-        },
-        ktrack::StopSignals::flag(),
-        [&](const ktrack::CaptureStatus &) {
-          if (tick) tick();
-        });
-  }
-  // Stops a live run (from a record or tick callback).
-  static void stop() { ktrack::StopSignals::flag() = true; }
 
  private:
-  ViewFlags &f_;
-  std::unique_ptr<ka::FileSource> file_;
-  std::unique_ptr<ktrack::Capture> capture_;
-  ktrack::Symbolizer symbols_;
-  std::unique_ptr<ka::EventNames> live_names_;
-  std::unique_ptr<ktrack::Decoder> decoder_;
-  ka::Names *names_ = nullptr;
-  ka::Filter filter_;
+  static ka::ViewSourceOptions options(const ViewFlags &f) {
+    return {f.file, f.session, f.probes, f.duration, f.filter};
+  }
 };
 
 // ---- report -----------------------------------------------------------------
@@ -252,7 +192,7 @@ const Command report_cmd(32, [](CLI::App &app) {
           "--follow reads a running session: give -s NAME (or --probe SPEC), not a FILE");
     ViewSource src(f->v);
     if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
-      fs->reader().symbols().load(ktrack::Symbolizer::read_kallsyms());
+      fs->reader().symbols().load(ktrack::read_kallsyms());
       fs->reader().comms().set_resolver(ktrack::proc_comm);
     }
     Output out(f->v);

@@ -2,8 +2,8 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
-#include "ktrack/doctor.hpp"
-#include "ktrack/error.hpp"
+#include "host/doctor.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "ktrack/error.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {

@@ -2,9 +2,9 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
-#include "ktrack/device.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/module_loader.hpp"
+#include "device/device.hpp"
+#include "host/module_loader.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {

@@ -9,16 +9,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include "command.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/objtrace.hpp"
-#include "ktrack/objtrace_funcs.hpp"
-#include "ktrack/ring_reader.hpp"
-#include "ktrack/session.hpp"
-#include "ktrack/symbols.hpp"
-#include "ktrack/trace_file.hpp"
+#include "objtrace/objtrace.hpp"
+#include "objtrace/objtrace_funcs.hpp"
+#include "objtrace/objtrace_run.hpp"
+#include "util/error.hpp"
 
 extern char **environ;
 
@@ -144,56 +140,15 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
       "       --functions 'skb_* kfree_skb*' --changes-only -o skb.ktrack -- ping -c1 ::1\n"
       "  ktrackctl report --objects skb.ktrack");
   cmd->callback([o] {
-    ktrack::ObjConfig cfg = build_config(*o);
-    auto session = ktrack::Session::open_anonymous();
-    ktrack::SessionConfig sc;
-    sc.buf_pages = o->buf_pages;
-    session.configure(sc);
-    bool kernel_addrs = session.device().version().features & KTRACK_FEAT_OBJ_FUNC_ADDRS;
-    std::string note = ktrack::resolve_obj_functions(cfg, o->module, !o->no_btf, kernel_addrs);
-    if (!note.empty()) fmt::print(stderr, "{}\n", note);
-    ktrack::apply_obj_config(session.fd(), cfg, false);
-
-    ktrack::ObjLifeBuilder builder;
-    std::unique_ptr<ktrack::TraceWriter> writer;
-    std::string kallsyms = ktrack::Symbolizer::read_kallsyms();
-    if (!o->output.empty()) {
-      ktrack::TraceMeta meta;
-      meta.nr_cpus = session.nr_cpus();
-      meta.clock = "local";
-      meta.extra["objtrace.watch"] = ktrack::serialize_watch_labels(cfg.watches);
-      meta.extra["objtrace.functions"] = cfg.functions;
-      ktrack::SchemaRegistry schemas;
-      for (auto &sc : ktrack::objtrace_schemas()) schemas.add(sc);
-      writer = std::make_unique<ktrack::TraceWriter>(o->output, meta, schemas, kallsyms);
-    }
-    ktrack::MmapReader reader(session);
-    ktrack::Symbolizer syms;  // without -o: names the lives at the end
-    if (!writer) syms.load(kallsyms);
-    std::atomic<bool> stop{false};
-    std::exception_ptr reader_error;
-    std::thread th([&] {
-      try {
-        reader.run(
-            [&](uint32_t, std::span<const std::byte> rec) {
-              std::span<const uint8_t> r(reinterpret_cast<const uint8_t *>(rec.data()), rec.size());
-              if (writer) {
-                writer->write_records(r);
-              } else {
-                syms.ingest(r);  // a module came or went (read after join)
-                builder.add_raw(r);
-              }
-            },
-            stop);
-      } catch (...) {
-        reader_error = std::current_exception();
-      }
-    });
+    ktrack::ObjtraceRunOptions ro;
+    ro.module = o->module;
+    ro.use_btf = !o->no_btf;
+    ro.buf_pages = o->buf_pages;
+    ro.output = o->output;
+    ktrack::ObjtraceRun run(build_config(*o), ro);
+    if (!run.note().empty()) fmt::print(stderr, "{}\n", run.note());
     int status = 0;
-    try {
-      session.start();
-      ktrack::obj_track_addresses(session.fd(), cfg);
-      ktrack::obj_enable(session.fd());
+    run.run([&] {
       struct sigaction sa {};
       sa.sa_handler = on_sigint;
       sigaction(SIGINT, &sa, nullptr);
@@ -205,28 +160,14 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
         fmt::print(stderr, "tracking objects; Ctrl-C to stop\n");
         while (!g_interrupted) pause();
       }
-      ktrack::obj_disable(session.fd());
-      session.flush();
-      session.stop();
-    } catch (...) {
-      stop = true;
-      th.join();
-      throw;
-    }
-    stop = true;
-    th.join();
-    if (reader_error) std::rethrow_exception(reader_error);
-    auto st = ktrack::obj_stats(session.fd());
+    });
+    auto st = run.stats();
     if (o->stats || st.rec_lost) fmt::print(stderr, "{}", ktrack::format_obj_stats(st));
-    if (writer) {
-      writer->finish(fmt::format("objtrace.lives={}\nobjtrace.hits={}\n", st.lives, st.hits));
-      fmt::print(stderr, "wrote {} records ({} lives) to {}\n", writer->records(), st.lives, o->output);
+    if (!o->output.empty()) {
+      uint64_t n = run.finish_file();
+      fmt::print(stderr, "wrote {} records ({} lives) to {}\n", n, st.lives, o->output);
     } else {
-      std::vector<ktrack::ObjWatchLabel> labels =
-          ktrack::parse_watch_labels(ktrack::serialize_watch_labels(cfg.watches));
-      auto lives = builder.lives();
-      fmt::print("{}", o->json ? ktrack::format_lives_json(lives, labels, syms)
-                               : ktrack::format_lives_text(lives, labels, syms));
+      fmt::print("{}", run.lives(o->json));
     }
     if (!o->command.empty() && WIFEXITED(status) && WEXITSTATUS(status))
       fmt::print(stderr, "note: '{}' exited with status {}\n", o->command[0], WEXITSTATUS(status));

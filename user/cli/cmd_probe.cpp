@@ -7,12 +7,11 @@
 #include <fstream>
 
 #include "command.hpp"
-#include "ktrack/capture.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/probe_client.hpp"
-#include "ktrack/probe_spec.hpp"
-#include "ktrack/session.hpp"
-#include "probe_cleanup.hpp"
+#include "device/capture.hpp"
+#include "device/session.hpp"
+#include "probes/probe_client.hpp"
+#include "probes/probe_spec.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -143,100 +142,6 @@ const Command probe_cmd(30, [](CLI::App &app) {
   });
 });
 
-// trace/record SPEC...: the probe specs among the positional arguments are
-// compiled and attached to the capture's session before it starts (an
-// anonymous session detaches them when ktrackctl exits), and every probe's
-// schema is registered so its records decode with field names.
-bool looks_like_probe_spec(const std::string &s) {
-  if (s.size() < 3) return false;
-  size_t i = 1;
-  if (s[0] == 'r')
-    while (i < s.size() && std::isdigit((unsigned char)s[i])) i++;
-  if (!std::strchr("prft", s[0])) return false;
-  return i < s.size() && (s[i] == ' ' || s[i] == ':');
-}
-
-// The probes the hook added (this process runs one trace/record command, so
-// one list is enough).
-std::vector<std::string> &spec_probes() {
-  static std::vector<std::string> names;
-  return names;
-}
-
-// "probe x: 100 hits, 0 idle, 0 filtered, 0 dropped, 0 missed": what a probe
-// saw, for the summary at the end of a capture.
-std::string probe_summary(const ktrack::ProbeInfo &p) {
-  std::string s = fmt::format("probe {}: {} hits", p.name, p.hits);
-  if (p.idle) s += fmt::format(", {} while not recording", p.idle);
-  if (p.filtered) s += fmt::format(", {} filtered out", p.filtered);
-  if (p.dropped) s += fmt::format(", {} dropped (ring full or hit limit)", p.dropped);
-  if (p.misses) s += fmt::format(", {} missed by the kernel", p.misses);
-  if (p.faults) s += fmt::format(", {} fetch faults", p.faults);
-  return s;
-}
-
-const ktrack::SessionSetupRegistration probe_setup({
-    "probes",
-    [](ktrack::Session &session, ktrack::SchemaRegistry &reg, std::vector<std::string> &specs,
-       std::vector<std::string> &notes) {
-      // An argument that is no probe spec fails the command (Capture says
-      // so): attach nothing then, and compile every spec before adding any,
-      // so that a failing command leaves no probe behind.
-      if (!std::all_of(specs.begin(), specs.end(), looks_like_probe_spec)) return;
-      std::vector<ktrack::CompiledProbe> compiled;
-      for (const auto &s : specs) compiled.push_back(ktrack::compile_probe_for_system(s));
-      specs.clear();
-      ktrack::ProbeClient pc(session.fd());
-      try {
-        for (const auto &c : compiled) {
-          auto r = pc.add(c.spec, c.blob);
-          spec_probes().push_back(c.spec.name);
-          reg.add(ktrack::probe_decoder_schema(r.id, ktrack::schema_from_desc(c.blob)));
-          notes.push_back(fmt::format("probe {} (id {}): {}, {}", c.spec.name, r.id,
-                                      ktrack::mechanism_name(r.mechanism),
-                                      ktrack::probe_state_name(r.state)));
-        }
-      } catch (...) {
-        // a later spec failed: the command does not run, so take back the
-        // probes it already put on the session
-        remove_spec_probes(session);
-        throw;
-      }
-    },
-    [](ktrack::Session &session, ktrack::SchemaRegistry &reg) {
-      try {
-        ktrack::register_probe_schemas(session.fd(), reg);
-      } catch (const ktrack::SysError &) {
-        // a module without probe support: its records have no probe schemas
-      }
-    },
-    [](ktrack::Session &session, std::vector<std::string> &summary) {
-      if (spec_probes().empty()) return;
-      try {
-        for (const auto &p : ktrack::ProbeClient(session.fd()).list())
-          if (std::find(spec_probes().begin(), spec_probes().end(), p.name) != spec_probes().end())
-            summary.push_back(probe_summary(p));
-      } catch (const ktrack::Error &e) {
-        summary.push_back(fmt::format("probe counts unavailable: {}", e.what()));
-      }
-      remove_spec_probes(session);
-    },
-});
-
 }  // namespace
-
-void remove_spec_probes(ktrack::Session &session) noexcept {
-  auto &names = spec_probes();
-  if (names.empty()) return;
-  ktrack::ProbeClient pc(session.fd());
-  for (const auto &n : names) {
-    try {
-      pc.del(n);
-    } catch (const std::exception &e) {
-      fmt::print(stderr, "warning: probe {} stays in session '{}': {}\n", n, session.name(), e.what());
-    }
-  }
-  names.clear();
-}
 
 }  // namespace ktrackctl

@@ -9,13 +9,14 @@
 
 #include "capture_options.hpp"
 #include "command.hpp"
-#include "ktrack/capture.hpp"
-#include "ktrack/device.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/objtrace.hpp"
-#include "ktrack/trace_file.hpp"
-#include "probe_cleanup.hpp"
+#include "device/capture.hpp"
+#include "device/device.hpp"
+#include "device/recorder.hpp"
+#include "format/format.hpp"
+#include "format/trace_file.hpp"
+#include "host/kallsyms.hpp"
+#include "objtrace/objtrace.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -65,9 +66,8 @@ const Command trace_cmd(30, [](CLI::App &app) {
     // Symbols before the probes: reading kallsyms makes thousands of
     // read() calls, which a probe on vfs_read would count as idle hits.
     ktrack::Symbolizer syms;
-    syms.load(ktrack::Symbolizer::read_kallsyms());
+    syms.load(ktrack::read_kallsyms());
     ktrack::Capture cap(o->cap);
-    SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
     ktrack::Decoder dec(cap.schemas(), &cap.comms());
     ktrack::FormatOptions fo{syms.size() ? &syms : nullptr};
     ktrack::BufferedOutput out(STDOUT_FILENO);
@@ -107,14 +107,6 @@ struct RecordOpts {
   bool quiet = false;
 };
 
-std::string kernel_release_of(const ktrack::Session &s) {
-  try {
-    return s.device().version().kernel_release;
-  } catch (const ktrack::Error &) {
-    return {};
-  }
-}
-
 const Command record_cmd(31, [](CLI::App &app) {
   auto o = std::make_shared<RecordOpts>();
   auto *cmd = app.add_subcommand("record", "Record a session's records to a self-describing file");
@@ -138,25 +130,14 @@ const Command record_cmd(31, [](CLI::App &app) {
   cmd->callback([o] {
     apply_capture_flags(o->flags, o->cap);
     ktrack::StopSignals signals;
-    const std::string kallsyms = ktrack::Symbolizer::read_kallsyms();  // before the probes (see trace)
+    const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
     ktrack::Capture cap(o->cap);
-    SpecProbesGuard spec_probes(cap.session());  // -s NAME: take back the SPEC probes at the end
-    ktrack::TraceMeta meta;
-    meta.nr_cpus = cap.nr_cpus();
-    meta.clock = ktrack::clock_name(cap.config().clock);
-    meta.kernel_release = kernel_release_of(cap.session());
-    char host[256] = {};
-    if (::gethostname(host, sizeof(host) - 1) == 0) meta.hostname = host;
-    meta.session = o->cap.session;
-    meta.extra["mode"] = ktrack::mode_name(cap.config().mode);
-    meta.extra["buf_pages"] = std::to_string(cap.config().buf_pages);
-    meta.extra["ktrackctl_version"] = KTRACK_VERSION;
-    ktrack::TraceWriter writer(o->output, meta, cap.schemas(), kallsyms);
+    ktrack::Recorder writer(cap, o->output, kallsyms);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;
     start_capture(cap, o->quiet ? "" : fmt::format("recording to {}", o->output));
-    cap.run([&](std::span<const uint8_t> rec) { writer.write_records(rec); }, ktrack::StopSignals::flag(),
+    cap.run([&](std::span<const uint8_t> rec) { writer.write(rec); }, ktrack::StopSignals::flag(),
             [&](const ktrack::CaptureStatus &st) {
               if (!status) return;
               double dt = st.seconds - last_s;
@@ -169,12 +150,7 @@ const Command record_cmd(31, [](CLI::App &app) {
               last_bytes = writer.bytes_written();
               last_s = st.seconds;
             });
-    std::string totals;
-    ktrack::SessionStats st = cap.session().stats();
-    for (const auto &c : st.cpus)
-      totals += fmt::format("cpu{}=written:{} lost_full:{} lost_too_big:{} overwritten:{} bytes:{}\n", c.cpu,
-                            c.written, c.lost_full, c.lost_too_big, c.overwritten, c.bytes);
-    writer.finish(totals);
+    writer.finish();
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {
       fmt::print(stderr, "recorded {} events ({}), {} lost, in {:.1f} s to {}\n", writer.records(),

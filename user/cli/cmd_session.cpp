@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "command.hpp"
-#include "ktrack/error.hpp"
-#include "ktrack/format.hpp"
-#include "ktrack/session.hpp"
+#include "device/session.hpp"
+#include "format/format.hpp"
+#include "util/error.hpp"
 
 namespace ktrackctl {
 namespace {
@@ -136,7 +136,7 @@ const Command stats_cmd(36, [](CLI::App &app) {
     if (o->json) {
       fmt::memory_buffer b;
       fmt::format_to(std::back_inserter(b), "{{\"session\":");
-      ktrack::json_escape_to(b, o->session);
+      ktrack::json_escape(b, o->session);
       fmt::format_to(std::back_inserter(b), ",\"state\":\"{}\",\"cpus\":[", ktrack::state_name(st.state));
       auto one = [&](const ktrack_cpu_stats &c) {
         fmt::format_to(std::back_inserter(b),

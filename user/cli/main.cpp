@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "command.hpp"
-#include "ktrack/error.hpp"
+#include "util/error.hpp"
 
 int main(int argc, char **argv) {
   CLI::App app{"ktrackctl: kernel tracing with ktrack (/dev/ktrack)", "ktrackctl"};

@@ -1,0 +1,37 @@
+// util/: the small tools that exist once (glob, JSON strings).
+#include <gtest/gtest.h>
+
+#include "util/glob.hpp"
+#include "util/json.hpp"
+
+using namespace ktrack;
+
+TEST(Glob, Match) {
+  EXPECT_TRUE(glob_match("vfs_*", "vfs_read"));
+  EXPECT_TRUE(glob_match("*read", "vfs_read"));
+  EXPECT_TRUE(glob_match("v?s_re[a-c]d", "vfs_read"));
+  EXPECT_FALSE(glob_match("v?s_re[!a]d", "vfs_read"));
+  EXPECT_FALSE(glob_match("v?s_re[^a]d", "vfs_read"));
+  EXPECT_FALSE(glob_match("vfs_*x", "vfs_read"));
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("*", "anything"));
+  EXPECT_FALSE(glob_match("vfs_*", "do_vfs"));
+  EXPECT_TRUE(glob_match("*_inode", "alloc_inode"));
+  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
+  EXPECT_FALSE(glob_match("ba*", "dash"));
+  EXPECT_TRUE(glob_match("bash", "bash"));
+  EXPECT_FALSE(glob_match("bash", "bash2"));
+}
+
+TEST(Glob, HasGlob) {
+  EXPECT_TRUE(has_glob("vfs_*"));
+  EXPECT_TRUE(has_glob("a?"));
+  EXPECT_TRUE(has_glob("[ab]"));
+  EXPECT_FALSE(has_glob("vfs_read"));
+}
+
+TEST(Json, Escape) {
+  fmt::memory_buffer b;
+  json_escape(b, std::string_view("a\"b\\c\n\t\x01\xff", 9));
+  EXPECT_EQ("\"a\\\"b\\\\c\\n\\t\\u0001\\u00ff\"", fmt::to_string(b));
+}

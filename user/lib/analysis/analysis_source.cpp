@@ -1,0 +1,138 @@
+#include "analysis/analysis_source.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.hpp"
+
+namespace ktrack::analysis {
+
+void sample_from_ref(const RecordRef &ref, const CommTable *comms, Sample &s, Symbolizer *symbols) {
+  std::span<const uint8_t> raw = ref.raw();
+  // A payload too short for its type still fills the header fields (the
+  // reader validated the header): the record counts as Kind::Other.
+  sample_from_record(raw.data(), raw.size(), s);
+  if (symbols && symbols->history()) {
+    s.ip = symbols->pin(s.ip, s.ts);
+    s.parent_ip = symbols->pin(s.parent_ip, s.ts);
+    if (s.stack_nr) {
+      std::vector<uint64_t> &st = ref.stack_buf();
+      st.assign(s.stack, s.stack + s.stack_nr);
+      for (uint64_t &ip : st) ip = symbols->pin(ip, s.ts);
+      s.stack = st.data();
+    }
+  }
+  if (comms) {
+    s.comm = comms->lookup(s.pid);
+    if (s.comm.empty() && s.tgid != s.pid) s.comm = comms->lookup(s.tgid);
+  } else {
+    s.comm = {};
+  }
+  s.origin = &ref;
+}
+
+std::string EventNames::probe_name(uint32_t probe_id) const {
+  const Schema *sc = schemas_->find(KTRACK_REC_PROBE, probe_id);
+  if (sc && sc->probe_id == probe_id && !sc->name.empty()) return sc->name;
+  return fmt::format("probe{}", probe_id);
+}
+
+Symbol EventNames::symbol(uint64_t ip) const {
+  uint64_t off = 0;
+  const Symbolizer::Symbol *sym = symbols_ ? symbols_->lookup(ip, &off) : nullptr;
+  if (!sym) {
+    Symbol raw = Names::symbol(address(ip));
+    if (symbols_) raw.module = std::string(symbols_->module_of(ip));
+    return raw;
+  }
+  return Symbol{std::string(sym->name), off, std::string(sym->module)};
+}
+
+std::string EventNames::comm(uint32_t pid) const {
+  if (!comms_) return "";
+  return std::string(comms_->lookup(pid));
+}
+
+int EventNames::field_id(std::string_view name) const {
+  for (size_t i = 0; i < field_names_.size(); ++i)
+    if (field_names_[i] == name) return static_cast<int>(i);
+  // Only names some schema has (a typo is an error, not an empty view).
+  bool known = false;
+  for (const Schema *sc : schemas_->all()) {
+    if (sc->field_index(name) >= 0 || (name == "duration" && sc->field_index("$duration") >= 0)) {
+      known = true;
+      break;
+    }
+  }
+  if (!known || field_names_.size() >= 255) return -1;
+  field_names_.emplace_back(name);
+  return static_cast<int>(field_names_.size() - 1);
+}
+
+const FieldValue *EventNames::lookup(const Sample &s, int id) const {
+  if (id < 0 || !s.origin) return nullptr;
+  const Event *ev = static_cast<const RecordRef *>(s.origin)->event();
+  if (!ev || !ev->schema) return nullptr;
+  uint64_t key = (reinterpret_cast<uintptr_t>(ev->schema) << 8) | static_cast<uint64_t>(id);
+  int32_t &idx = index_cache_[key];
+  if (!idx) {
+    const std::string &n = field_names_[static_cast<size_t>(id)];
+    int i = ev->schema->field_index(n);
+    if (i < 0 && n == "duration") i = ev->schema->field_index("$duration");
+    idx = i < 0 ? -1 : i + 1;
+  }
+  if (idx < 0 || static_cast<size_t>(idx - 1) >= ev->fields.size()) return nullptr;
+  const FieldValue &v = ev->fields[static_cast<size_t>(idx - 1)];
+  return v.valid && !v.faulted ? &v : nullptr;
+}
+
+bool EventNames::field_value(const Sample &s, int id, int64_t &out) const {
+  const FieldValue *v = lookup(s, id);
+  if (!v || v->is_array || !field_is_integer(v->desc->type)) return false;
+  out = v->s();
+  return true;
+}
+
+bool EventNames::field_string(const Sample &s, int id, std::string &out) const {
+  const FieldValue *v = lookup(s, id);
+  if (!v) return false;
+  if (v->desc->type == FieldType::String || v->desc->type == FieldType::DynString) {
+    out.assign(v->str());
+    return true;
+  }
+  if (v->desc->type == FieldType::Symbol && !v->is_array) {
+    out = func_name(v->u);
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
+// A missing or unreadable file gets a sentence about the file itself.
+const std::string &checked_input(const std::string &path) {
+  if (path == "-") return path;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(
+        fmt::format("cannot read {}: {}; give a file written by 'ktrackctl record -o FILE' (or a raw "
+                    "/dev/ktrack stream)",
+                    path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode))
+    throw Error(fmt::format("{} is a directory; give a file written by 'ktrackctl record -o FILE'", path));
+  return path;
+}
+
+}  // namespace
+
+FileSource::FileSource(const std::string &path)
+    : reader_(checked_input(path)),
+      names_(reader_.schemas(), &reader_.symbols(), &reader_.comms()),
+      ref_(reader_.decoder()) {
+  primed_ = reader_.next_raw(first_);
+}
+
+}  // namespace ktrack::analysis

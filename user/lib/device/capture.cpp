@@ -1,0 +1,204 @@
+#include "device/capture.hpp"
+
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "probes/probe_attach.hpp"
+#include "util/error.hpp"
+
+namespace ktrack {
+
+std::vector<SessionSetup> &session_setups() {
+  static std::vector<SessionSetup> setups;
+  return setups;
+}
+
+std::string human_bytes(uint64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < (1u << 20)) return fmt::format("{:.1f} KiB", n / 1024.0);
+  if (n < (1u << 30)) return fmt::format("{:.1f} MiB", n / 1048576.0);
+  return fmt::format("{:.2f} GiB", n / 1073741824.0);
+}
+
+Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
+  if (opts_.pids.size() > KTRACK_MAX_PID_FILTER)
+    throw UsageError(fmt::format("-p accepts at most {} pids", KTRACK_MAX_PID_FILTER));
+  for (uint32_t c : opts_.cpus)
+    if (c >= 64) throw UsageError(fmt::format("-C {}: the CPU filter covers CPUs 0-63", c));
+  if (opts_.session.empty()) {
+    session_ = std::make_unique<Session>(Session::open_anonymous());
+  } else {
+    validate_session_name(opts_.session);
+    session_ = std::make_unique<Session>(Session::attach(opts_.session));
+  }
+  nr_cpus_ = session_->nr_cpus();
+  for (uint32_t c : opts_.cpus)
+    if (c >= nr_cpus_)
+      throw UsageError(fmt::format("-C {}: this machine has CPUs 0-{}", c, nr_cpus_ ? nr_cpus_ - 1 : 0));
+  config_ = session_->config();
+  bool change = opts_.buf_pages || opts_.mode || opts_.clock || !opts_.pids.empty() || !opts_.cpus.empty();
+  if (opts_.buf_pages) config_.buf_pages = *opts_.buf_pages;
+  if (opts_.mode) config_.mode = *opts_.mode;
+  if (opts_.clock) config_.clock = *opts_.clock;
+  if (!opts_.pids.empty()) config_.pids = opts_.pids;
+  if (!opts_.cpus.empty()) {
+    config_.cpu_mask = 0;
+    for (uint32_t c : opts_.cpus) config_.cpu_mask |= 1ull << c;
+  }
+  if (change) session_->configure(config_);
+
+  setups_.push_back(probe_session_setup());
+  for (const auto &ext : session_setups()) setups_.push_back(ext);
+  for (auto &setup : setups_) {
+    if (setup.describe) setup.describe(*session_, schemas_);
+  }
+  try {
+    for (auto &setup : setups_) {
+      if (setup.attach) setup.attach(*session_, schemas_, opts_.specs, notes_);
+    }
+    if (!opts_.specs.empty())
+      throw UsageError(fmt::format(
+          "'{}' is not understood: trace/record take no such argument here (not a valid probe specification)",
+          opts_.specs[0]));
+  } catch (...) {
+    detach();  // what the earlier setups attached
+    throw;
+  }
+  comms_.set_resolver(proc_comm);
+}
+
+Capture::~Capture() {
+  try {
+    detach();
+  } catch (const std::exception &e) {
+    fmt::print(stderr, "warning: {}\n", e.what());
+  }
+}
+
+void Capture::detach() {
+  if (detached_) return;
+  detached_ = true;
+  for (auto &setup : setups_)
+    if (setup.detach) setup.detach(*session_, summary_);
+}
+
+bool Capture::keep(std::span<const uint8_t> rec) {
+  if (opts_.comm.empty()) return true;
+  ktrack_rec_hdr h;
+  std::memcpy(&h, rec.data(), sizeof(h));
+  // Lost markers, and what names the other records (a module came or went,
+  // whoever loaded it), pass every filter, as in the kernel.
+  if (h.type == KTRACK_REC_LOST || h.type == KTRACK_REC_MODULE || h.type == KTRACK_REC_MODULE_SYMS)
+    return true;
+  if (comms_.lookup(h.pid) == opts_.comm) return true;
+  return h.tgid != h.pid && comms_.lookup(h.tgid) == opts_.comm;
+}
+
+void Capture::start() {
+  if (reader_) return;
+  reader_ = std::make_unique<MmapReader>(*session_);
+  if (session_->stats().state != KTRACK_STATE_RUNNING) {
+    session_->start();
+    started_ = true;
+  }
+}
+
+void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record,
+                  const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
+  start();
+  MmapReader &reader = *reader_;
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  auto next_tick = t0 + std::chrono::seconds(1);
+  std::span<const uint8_t> rec;
+  auto push = [&](uint32_t, std::span<const std::byte> r) {
+    merger_.push(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
+  };
+  bool counted_out = false;  // --count reached
+  uint64_t meta_records = 0;
+  auto emit = [&] {
+    while (merger_.pop(rec)) {
+      if (!keep(rec)) continue;
+      ktrack_rec_hdr h;
+      std::memcpy(&h, rec.data(), sizeof(h));
+      const bool lost = h.type == KTRACK_REC_LOST && rec.size() >= sizeof(h) + 8;
+      // Module records name the others: always delivered, never counted.
+      const bool meta = h.type == KTRACK_REC_MODULE || h.type == KTRACK_REC_MODULE_SYMS;
+      meta_records += meta;
+      if (!lost && !meta && counted_out) {
+        status_.after_count++;
+        continue;
+      }
+      status_.events++;
+      status_.bytes += rec.size();
+      if (lost) {
+        uint64_t n;
+        std::memcpy(&n, rec.data() + sizeof(h), 8);
+        status_.lost += n;
+        status_.lost_markers++;
+      }
+      on_record(rec);
+      if (opts_.count && status_.events - status_.lost_markers - meta_records >= opts_.count)
+        counted_out = true;
+    }
+  };
+  while (!stop.load(std::memory_order_relaxed) && !counted_out) {
+    auto now = clock::now();
+    int wait_ms = 100;
+    if (opts_.duration.count() > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t0 + opts_.duration - now).count();
+      if (left <= 0) break;
+      wait_ms = static_cast<int>(std::min<int64_t>(left, wait_ms));
+    }
+    reader.wait(wait_ms);
+    reader.drain(push);
+    emit();
+    now = clock::now();
+    if (on_tick && now >= next_tick) {
+      status_.seconds = std::chrono::duration<double>(now - t0).count();
+      on_tick(status_);
+      next_tick = now + std::chrono::seconds(1);
+    }
+  }
+  // The drain contract: first detach what this capture attached (after it,
+  // none of its handlers runs, so every hit it made is in a ring or counted
+  // lost), then flush pending lost markers and stop what we started (the
+  // kernel waits for writers in flight), then drain until empty.
+  detach();
+  session_->flush();
+  if (started_) session_->stop();
+  while (reader.drain(push) > 0) {
+  }
+  emit();
+  status_.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+namespace {
+std::atomic<bool> g_stop{false};
+struct sigaction g_old_int, g_old_term;
+void on_signal(int) { g_stop.store(true); }
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop.store(false);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+std::atomic<bool> &StopSignals::flag() { return g_stop; }
+
+}  // namespace ktrack

@@ -1,0 +1,171 @@
+// Live capture from a session: what `ktrackctl trace` and `record` share.
+//
+// Capture opens (or attaches to) a session, applies the configuration and
+// filters, runs the registered SessionSetup hooks ("things to attach before
+// start": probes, object tracking...), maps the rings, starts, and drains
+// them merged by timestamp until stopped.  Stopping flushes
+// (KTRACK_IOC_FLUSH), stops the session if Capture started it, and drains
+// every record committed before the stop.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/ring_reader.hpp"
+#include "device/session.hpp"
+#include "format/event.hpp"
+#include "format/merge.hpp"
+#include "util/duration.hpp"
+
+namespace ktrack {
+
+// Extends trace/record: a hook that attaches things to the session before it
+// starts, and takes them back when the capture stops.  Probes are built in
+// (probes/probe_attach.hpp); another kind registers with a static object in
+// a file that is always linked in (the library is static: a .cpp that
+// nothing references is left out), shaped like the probe support:
+//
+//   static const ktrack::SessionSetupRegistration reg({"probes",
+//       [](Session &s, SchemaRegistry &reg, std::vector<std::string> &specs,
+//          std::vector<std::string> &notes) {
+//         ... attach each spec it understands, reg.add(its schema), erase it,
+//         ... add a line per attached thing to 'notes' ...
+//       },
+//       [](Session &s, SchemaRegistry &reg) { ... add schemas of attached probes ... },
+//       [](Session &s, std::vector<std::string> &summary) { ... detach, say what they saw ... }});
+struct SessionSetup {
+  std::string name;
+  // Before start: attach what the positional 'specs' ask for, erase the
+  // specs consumed, and register the schemas of what was attached.  'notes'
+  // get one line per attached thing ("probe x (id 1): kprobe, armed"); the
+  // command shows them once recording has begun (Capture::start()), so a
+  // line that says "armed" means every later hit is recorded or counted.
+  std::function<void(Session &, SchemaRegistry &, std::vector<std::string> &specs,
+                     std::vector<std::string> &notes)>
+      attach;
+  // For a session that may already have things attached (a named session):
+  // register their schemas so the records decode.  Optional.
+  std::function<void(Session &, SchemaRegistry &)> describe;
+  // At stop, while the session still records: detach what 'attach' put on
+  // the session, synchronously (no handler of it runs after this returns),
+  // and add a line per thing to 'summary'.  Optional.
+  std::function<void(Session &, std::vector<std::string> &summary)> detach;
+};
+// The registered extensions (the built-in probe setup is not among them).
+std::vector<SessionSetup> &session_setups();
+struct SessionSetupRegistration {
+  explicit SessionSetupRegistration(SessionSetup s) { session_setups().push_back(std::move(s)); }
+};
+
+struct CaptureOptions {
+  std::string session;  // -s NAME (attach); empty: a new anonymous session
+  std::optional<uint32_t> buf_pages;
+  std::optional<uint32_t> mode;           // KTRACK_MODE_*
+  std::optional<uint32_t> clock;          // KTRACK_CLOCK_*
+  std::vector<int32_t> pids;              // -p (kernel filter)
+  std::vector<uint32_t> cpus;             // -C (kernel filter)
+  std::string comm;                       // -c (filter on the decoded comm)
+  std::chrono::milliseconds duration{0};  // -d; 0 = until stopped
+  uint64_t count = 0;                     // --count: stop after this many records; 0 = no limit
+  std::vector<std::string> specs;         // positional arguments for the setup hooks
+};
+
+struct CaptureStatus {
+  uint64_t events = 0;  // delivered (after the comm filter), lost markers included
+  uint64_t bytes = 0;
+  uint64_t lost = 0;          // records lost (sum of LOST markers)
+  uint64_t lost_markers = 0;  // LOST markers among 'events'
+  uint64_t after_count = 0;   // --count reached: records produced before the stop, not delivered
+  double seconds = 0;
+};
+
+// The life of a capture, and what each step guarantees:
+//   Capture()  opens or attaches, configures, attaches the specs: probes are
+//              armed but the session does not record yet (their hits are
+//              counted as idle, see ProbeInfo::idle);
+//   start()    maps the rings and starts the session: from here on every
+//              hit is delivered or counted lost.  Show notes() after it;
+//   run()      delivers records until stopped (calls start() if needed), then
+//              stops with the drain contract: it detaches what the setups
+//              attached (no handler runs after that), flushes, stops the
+//              session if it started it, and delivers every record committed
+//              before, lost markers included (status().lost counts them).
+class Capture {
+ public:
+  // Opens and prepares the session (nothing recorded yet).  Throws
+  // UsageError for bad options (and for specs no hook consumed).
+  explicit Capture(CaptureOptions opts);
+  // A capture that never ran still takes back what it attached (a named
+  // session keeps only what it had).
+  ~Capture();
+  Capture(const Capture &) = delete;
+  Capture &operator=(const Capture &) = delete;
+
+  Session &session() { return *session_; }
+  // -s NAME, or "" for an anonymous session.
+  const std::string &session_name() const { return opts_.session; }
+  // Schemas of everything this session can record (built-ins + hooks).
+  SchemaRegistry &schemas() { return schemas_; }
+  // pid -> comm of the live system (resolved from /proc, cached).
+  CommTable &comms() { return comms_; }
+  uint32_t nr_cpus() const { return nr_cpus_; }
+  const SessionConfig &config() const { return config_; }
+  // What the setups attached, one line each; true once start() returned.
+  const std::vector<std::string> &notes() const { return notes_; }
+  // After run(): what the setups detached saw (per probe: hits, idle...).
+  const std::vector<std::string> &summary() const { return summary_; }
+
+  // Maps the rings and starts the session unless it already runs.  Idempotent.
+  void start();
+  // Starts (see start()) and delivers records in timestamp order (per drain
+  // sweep) until 'stop' is set, the duration elapsed or 'count' records
+  // were delivered (LOST markers are always delivered and not counted; the
+  // records past the count are counted in status().after_count); 'on_tick'
+  // (optional) is called about once a second.  Then stops as described
+  // above and delivers the rest.
+  void run(const std::function<void(std::span<const uint8_t>)> &on_record, const std::atomic<bool> &stop,
+           const std::function<void(const CaptureStatus &)> &on_tick = {});
+  const CaptureStatus &status() const { return status_; }
+
+ private:
+  bool keep(std::span<const uint8_t> rec);
+  void detach();
+
+  CaptureOptions opts_;
+  std::unique_ptr<Session> session_;
+  SchemaRegistry schemas_;
+  CommTable comms_;
+  SessionConfig config_;
+  uint32_t nr_cpus_ = 0;
+  bool started_ = false;  // this capture started the session
+  std::vector<SessionSetup> setups_;
+  bool detached_ = false;  // the setups took back what they attached
+  std::unique_ptr<MmapReader> reader_;
+  std::vector<std::string> notes_, summary_;
+  RecordMerger merger_;
+  CaptureStatus status_;
+};
+
+// SIGINT/SIGTERM set flag() while an instance lives (handlers restored
+// after).  Blocking waits return early (no SA_RESTART).
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals &) = delete;
+  StopSignals &operator=(const StopSignals &) = delete;
+  static std::atomic<bool> &flag();
+};
+
+// "1.2 MiB", "512 B".
+std::string human_bytes(uint64_t n);
+
+}  // namespace ktrack

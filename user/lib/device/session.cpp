@@ -1,0 +1,281 @@
+#include "device/session.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.hpp"
+
+namespace ktrack {
+
+ktrack_cpu_stats SessionStats::total() const {
+  ktrack_cpu_stats t{};
+  t.cpu = UINT32_MAX;
+  for (const auto &c : cpus) {
+    t.online += c.online;
+    t.written += c.written;
+    t.lost_full += c.lost_full;
+    t.lost_too_big += c.lost_too_big;
+    t.overwritten += c.overwritten;
+    t.bytes += c.bytes;
+    t.read += c.read;
+    t.filtered += c.filtered;
+  }
+  return t;
+}
+
+const char *state_name(uint32_t state) {
+  switch (state) {
+    case KTRACK_STATE_IDLE:
+      return "idle";
+    case KTRACK_STATE_RUNNING:
+      return "running";
+    case KTRACK_STATE_STOPPED:
+      return "stopped";
+    default:
+      return "unknown";
+  }
+}
+
+const char *mode_name(uint32_t mode) { return mode == KTRACK_MODE_OVERWRITE ? "overwrite" : "discard"; }
+
+const char *clock_name(uint32_t clock) {
+  switch (clock) {
+    case KTRACK_CLOCK_MONO:
+      return "mono";
+    case KTRACK_CLOCK_BOOT:
+      return "boot";
+    default:
+      return "local";
+  }
+}
+
+uint32_t parse_mode(std::string_view s) {
+  if (s == "discard") return KTRACK_MODE_DISCARD;
+  if (s == "overwrite") return KTRACK_MODE_OVERWRITE;
+  throw UsageError(fmt::format("unknown buffer mode '{}': use 'discard' or 'overwrite'", s));
+}
+
+uint32_t parse_clock(std::string_view s) {
+  if (s == "local") return KTRACK_CLOCK_LOCAL;
+  if (s == "mono") return KTRACK_CLOCK_MONO;
+  if (s == "boot") return KTRACK_CLOCK_BOOT;
+  throw UsageError(fmt::format("unknown clock '{}': use 'local', 'mono' or 'boot'", s));
+}
+
+void validate_session_name(std::string_view name) {
+  bool ok = !name.empty() && name.size() < KTRACK_SESSION_NAME_MAX;
+  for (char c : name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) ok = false;
+  if (!ok)
+    throw UsageError(fmt::format("invalid session name '{}': use 1 to {} characters of A-Z a-z 0-9 _ . -",
+                                 name, KTRACK_SESSION_NAME_MAX - 1));
+}
+
+namespace {
+
+ktrack_session_req make_req(const std::string &name, uint32_t flags) {
+  ktrack_session_req r{};
+  r.size = sizeof(r);
+  r.flags = flags;
+  std::strncpy(r.name, name.c_str(), sizeof(r.name) - 1);
+  return r;
+}
+
+// Session-specific advice for the errno values these ioctls return.
+std::string session_error(const std::string &action, int err, const std::string &name) {
+  switch (err) {
+    case EEXIST:
+      return fmt::format("cannot {}: a session named '{}' already exists (attach to it, or destroy it first)",
+                         action, name);
+    case ENOENT:
+      return fmt::format("cannot {}: there is no session named '{}' (see 'ktrackctl session list')", action,
+                         name);
+    case ENODEV:
+      return fmt::format("cannot {}: the session was destroyed meanwhile", action);
+    default:
+      return explain_errno(action, err);
+  }
+}
+
+}  // namespace
+
+Session Session::open_anonymous(const std::string &path) { return Session(Device(path), ""); }
+
+Session Session::create(const std::string &name, const std::string &path) {
+  validate_session_name(name);
+  Device dev(path);
+  auto req = make_req(name, 0);
+  int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_CREATE, &req);
+  if (rc < 0) throw Error(session_error("create session '" + name + "'", -rc, name));
+  return Session(std::move(dev), name);
+}
+
+Session Session::attach(const std::string &name, const std::string &path) {
+  validate_session_name(name);
+  Device dev(path);
+  auto req = make_req(name, 0);
+  int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_ATTACH, &req);
+  if (rc < 0) throw Error(session_error("attach to session '" + name + "'", -rc, name));
+  return Session(std::move(dev), name);
+}
+
+Session Session::open_named(const std::string &name, const std::string &path) {
+  validate_session_name(name);
+  Device dev(path);
+  auto req = make_req(name, 0);
+  int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_ATTACH, &req);
+  if (rc == -ENOENT) {
+    rc = dev.ioctl_raw(KTRACK_IOC_SESSION_CREATE, &req);
+    if (rc == -EEXIST) rc = dev.ioctl_raw(KTRACK_IOC_SESSION_ATTACH, &req);  // lost a race
+  }
+  if (rc < 0) throw Error(session_error("open session '" + name + "'", -rc, name));
+  return Session(std::move(dev), name);
+}
+
+void Session::destroy(const std::string &name, const std::string &path) {
+  validate_session_name(name);
+  Device dev(path);
+  auto req = make_req(name, 0);
+  int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_DESTROY, &req);
+  if (rc < 0) throw Error(session_error("destroy session '" + name + "'", -rc, name));
+}
+
+void Session::destroy_all(const std::string &path) {
+  Device dev(path);
+  auto req = make_req("", KTRACK_SESSION_F_ALL);
+  int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_DESTROY, &req);
+  if (rc < 0) throw SysError("destroy every named session", -rc);
+}
+
+std::vector<SessionInfo> Session::list(const std::string &path) {
+  Device dev(path);
+  std::vector<ktrack_session_info> raw;
+  for (;;) {
+    ktrack_session_list l{};
+    l.size = sizeof(l);
+    l.count = static_cast<uint32_t>(raw.size());
+    l.entries_ptr = reinterpret_cast<uintptr_t>(raw.data());
+    int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_LIST, &l);
+    if (rc < 0) throw SysError("list the named sessions", -rc);
+    if (l.count <= raw.size()) {
+      raw.resize(l.count);
+      break;
+    }
+    raw.resize(l.count + 4);  // sessions may appear meanwhile
+  }
+  std::vector<SessionInfo> out;
+  for (const auto &r : raw) {
+    SessionInfo i;
+    i.name.assign(r.name, strnlen(r.name, sizeof(r.name)));
+    i.id = r.id;
+    i.nr_fds = r.nr_fds;
+    i.state = r.state;
+    i.nr_probes = r.nr_probes;
+    i.buf_pages = r.buf_pages;
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+void Session::configure(const SessionConfig &cfg) {
+  ktrack_config c{};
+  c.size = sizeof(c);
+  c.buf_pages = cfg.buf_pages;
+  c.mode = cfg.mode;
+  c.clock = cfg.clock;
+  c.wakeup_bytes = cfg.wakeup_bytes;
+  c.wakeup_percent = cfg.wakeup_percent;
+  if (cfg.pids.size() > KTRACK_MAX_PID_FILTER)
+    throw UsageError(fmt::format("too many pids to filter on: at most {}", KTRACK_MAX_PID_FILTER));
+  c.nr_pids = static_cast<uint32_t>(cfg.pids.size());
+  for (size_t i = 0; i < cfg.pids.size(); i++) c.pids[i] = cfg.pids[i];
+  c.cpu_mask = cfg.cpu_mask;
+  int rc = dev_.ioctl_raw(KTRACK_IOC_SET_CONFIG, &c);
+  if (rc == -E2BIG)
+    throw Error(
+        fmt::format("cannot configure the session buffers: {} pages per CPU is more than the maximum {}",
+                    cfg.buf_pages, KTRACK_MAX_BUF_PAGES));
+  if (rc == -EINVAL)
+    throw Error(
+        "cannot configure the session: the buffer size must be a power of two pages, the mode, clock, "
+        "watermark (percent <= 100) and CPU mask must be valid");
+  if (rc == -EBUSY)
+    throw Error("cannot configure the session: it is running (stop it first) or its buffers are mapped");
+  if (rc < 0) throw SysError("configure the session", -rc);
+}
+
+SessionConfig Session::config() const {
+  ktrack_config c{};
+  c.size = sizeof(c);
+  int rc = dev_.ioctl_raw(KTRACK_IOC_GET_CONFIG, &c);
+  if (rc < 0) throw SysError("read the session configuration", -rc);
+  SessionConfig cfg;
+  cfg.buf_pages = c.buf_pages;
+  cfg.mode = c.mode;
+  cfg.clock = c.clock;
+  cfg.wakeup_bytes = c.wakeup_bytes;
+  cfg.wakeup_percent = c.wakeup_percent;
+  cfg.pids.assign(c.pids, c.pids + std::min<uint32_t>(c.nr_pids, KTRACK_MAX_PID_FILTER));
+  cfg.cpu_mask = c.cpu_mask;
+  return cfg;
+}
+
+void Session::start() {
+  int rc = dev_.ioctl_raw(KTRACK_IOC_START, nullptr);
+  if (rc == -EBUSY) throw Error("cannot start the session: it is already running");
+  if (rc < 0) throw SysError("start the session", -rc);
+}
+
+void Session::stop() {
+  int rc = dev_.ioctl_raw(KTRACK_IOC_STOP, nullptr);
+  if (rc < 0 && rc != -EALREADY) throw SysError("stop the session", -rc);
+}
+
+void Session::flush() {
+  int rc = dev_.ioctl_raw(KTRACK_IOC_FLUSH, nullptr);
+  if (rc < 0) throw SysError("flush the session buffers", -rc);
+}
+
+SessionStats Session::stats() const {
+  SessionStats st;
+  for (;;) {
+    ktrack_stats s{};
+    s.size = sizeof(s);
+    s.nr_cpus = static_cast<uint32_t>(st.cpus.size());
+    s.cpus_ptr = reinterpret_cast<uintptr_t>(st.cpus.data());
+    int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
+    if (rc < 0) throw SysError("read the session statistics", -rc);
+    st.state = s.state;
+    if (s.nr_cpus <= st.cpus.size()) {
+      st.cpus.resize(s.nr_cpus);
+      return st;
+    }
+    st.cpus.resize(s.nr_cpus);
+  }
+}
+
+uint32_t Session::nr_cpus() const {
+  ktrack_stats s{};
+  s.size = sizeof(s);
+  int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
+  if (rc < 0) throw SysError("read the session statistics", -rc);
+  return s.nr_cpus;
+}
+
+bool Session::write_marker(std::string_view text) {
+  if (text.size() >= KTRACK_MARKER_MAX)
+    throw UsageError(fmt::format("marker text too long: at most {} bytes", KTRACK_MARKER_MAX - 1));
+  ssize_t n;
+  do {
+    n = ::write(fd(), text.data(), text.size());
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0) return true;
+  if (errno == ENOSPC) return false;
+  if (errno == ENODATA) throw Error("cannot write a marker: the session is not running (start it first)");
+  throw SysError("write a marker", errno);
+}
+
+}  // namespace ktrack

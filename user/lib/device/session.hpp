@@ -1,0 +1,101 @@
+// A ktrack session: one open /dev/ktrack file descriptor attached to an
+// anonymous session (lives as long as the fd) or to a named one (survives
+// its creator until destroyed).  Wraps the transport ioctls of
+// include/uapi/ktrack.h; every failure throws SysError with an action
+// string, so the message says what to fix.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/device.hpp"
+
+namespace ktrack {
+
+// Mirrors struct ktrack_config (defaults are the kernel's defaults).
+struct SessionConfig {
+  uint32_t buf_pages = KTRACK_DEFAULT_BUF_PAGES;  // per CPU, power of two
+  uint32_t mode = KTRACK_MODE_DISCARD;            // KTRACK_MODE_*
+  uint32_t clock = KTRACK_CLOCK_LOCAL;            // KTRACK_CLOCK_*
+  uint32_t wakeup_bytes = 0;                      // poll wakes at >= this many unread bytes...
+  uint32_t wakeup_percent = 0;                    // ... or at this fill level; both 0: any data
+  std::vector<int32_t> pids;                      // record only these pids/tgids (max 8); empty: all
+  uint64_t cpu_mask = 0;                          // record only on these CPUs; 0: all
+};
+
+// Per-session counters: one entry per possible CPU plus the sum.
+struct SessionStats {
+  uint32_t state = KTRACK_STATE_IDLE;  // KTRACK_STATE_*
+  std::vector<ktrack_cpu_stats> cpus;
+  ktrack_cpu_stats total() const;  // sum over cpus (cpu = UINT32_MAX)
+};
+
+// One entry of Session::list().
+struct SessionInfo {
+  std::string name;
+  uint64_t id = 0;
+  uint32_t nr_fds = 0;
+  uint32_t state = KTRACK_STATE_IDLE;
+  uint32_t nr_probes = 0;
+  uint32_t buf_pages = 0;
+};
+
+// "idle", "running", "stopped".
+const char *state_name(uint32_t state);
+// "discard" / "overwrite"; "local" / "mono" / "boot".  parse_* throw UsageError.
+const char *mode_name(uint32_t mode);
+const char *clock_name(uint32_t clock);
+uint32_t parse_mode(std::string_view s);
+uint32_t parse_clock(std::string_view s);
+// Throws UsageError unless 'name' is 1..31 chars of [A-Za-z0-9_.-].
+void validate_session_name(std::string_view name);
+
+class Session {
+ public:
+  // A new anonymous session (ends when this object is destroyed).
+  static Session open_anonymous(const std::string &path = kDevicePath);
+  // Creates the named session 'name' (EEXIST if it exists) and attaches.
+  static Session create(const std::string &name, const std::string &path = kDevicePath);
+  // Attaches to the existing named session 'name' (ENOENT if unknown).
+  static Session attach(const std::string &name, const std::string &path = kDevicePath);
+  // Attaches to 'name', creating it first when it does not exist.
+  static Session open_named(const std::string &name, const std::string &path = kDevicePath);
+  // Destroys the named session (stops it, detaches its probes).
+  static void destroy(const std::string &name, const std::string &path = kDevicePath);
+  // Destroys every named session (lets 'rmmod ktrack' succeed).
+  static void destroy_all(const std::string &path = kDevicePath);
+  static std::vector<SessionInfo> list(const std::string &path = kDevicePath);
+
+  Session(Session &&) noexcept = default;
+  Session &operator=(Session &&) noexcept = default;
+
+  int fd() const { return dev_.fd(); }
+  const Device &device() const { return dev_; }
+  const std::string &name() const { return name_; }  // "" when anonymous
+  bool named() const { return !name_.empty(); }
+
+  // Applies 'cfg' (session stopped; EBUSY while running or when mapped and
+  // the size changes; E2BIG when buf_pages > KTRACK_MAX_BUF_PAGES).
+  void configure(const SessionConfig &cfg);
+  SessionConfig config() const;
+  void start();
+  // Stops recording; every record committed before returns stays readable.
+  void stop();
+  // Writes pending lost-record markers and wakes every reader.
+  void flush();
+  SessionStats stats() const;
+  // Number of possible CPUs: ring index range for RingReader.
+  uint32_t nr_cpus() const;
+  // Inserts a KTRACK_REC_MARKER record (returns false when it was dropped
+  // because the buffer is full; throws when not running or too long).
+  bool write_marker(std::string_view text);
+
+ private:
+  Session(Device dev, std::string name) : dev_(std::move(dev)), name_(std::move(name)) {}
+  Device dev_;
+  std::string name_;
+};
+
+}  // namespace ktrack

@@ -1,0 +1,271 @@
+// Decoding records with their schemas (see format/event.hpp).
+#include "format/event.hpp"
+
+#include <fmt/core.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "util/error.hpp"
+
+namespace ktrack {
+
+namespace {
+
+inline uint64_t load_le(const uint8_t *p, uint32_t size) {
+  switch (size) {
+    case 1:
+      return p[0];
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+inline uint64_t sign_extend(uint64_t v, uint32_t size) {
+  if (size >= 8) return v;
+  unsigned shift = 64 - size * 8;
+  return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
+}
+
+// Names of record types nobody described ("type_N"); stable storage.
+std::string_view unknown_type_name(uint16_t type) {
+  static std::mutex mu;
+  static std::map<uint16_t, std::string> names;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = names.try_emplace(type);
+  if (inserted) it->second = fmt::format("type_{}", type);
+  return it->second;
+}
+
+}  // namespace
+
+// ---- values, comms ----------------------------------------------------------
+
+uint64_t FieldValue::at(uint32_t i) const {
+  if (!desc || i >= count) return 0;
+  uint32_t es = field_elem_size(desc->type);
+  uint64_t v = load_le(data + size_t(i) * es, es);
+  return field_is_signed(desc->type) ? sign_extend(v, es) : v;
+}
+
+void CommTable::set(uint32_t pid, std::string comm) { map_[pid] = std::move(comm); }
+
+std::string_view CommTable::lookup(uint32_t pid) const {
+  Slot &cached = cache_[pid % cache_.size()];
+  if (cached.comm && cached.pid == pid) return *cached.comm;
+  auto it = map_.find(pid);
+  if (it == map_.end()) {
+    // Unknown pids stay uncached: a later set() may name them.
+    if (!resolver_) return {};
+    auto c = resolver_(pid);
+    it = map_.emplace(pid, c ? std::move(*c) : std::string()).first;
+  }
+  cached = {pid, &it->second};
+  return it->second;
+}
+
+std::optional<std::string> proc_comm(uint32_t pid) {
+  std::ifstream f(fmt::format("/proc/{}/comm", pid));
+  std::string s;
+  if (!f || !std::getline(f, s)) return std::nullopt;
+  return s;
+}
+
+const FieldValue *Event::field(std::string_view n) const {
+  for (const auto &f : fields)
+    if (f.desc->name == n) return &f;
+  return nullptr;
+}
+
+// ---- Decoder ----------------------------------------------------------------
+
+uint32_t check_record(std::span<const uint8_t> buf, std::string *error) {
+  if (buf.size() < sizeof(ktrack_rec_hdr)) {
+    if (error)
+      *error = fmt::format("record header truncated: {} of {} bytes", buf.size(), sizeof(ktrack_rec_hdr));
+    return 0;
+  }
+  uint16_t len;
+  std::memcpy(&len, buf.data(), 2);
+  if (len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN != 0 || len > KTRACK_REC_MAX) {
+    if (error) *error = fmt::format("record length {} is invalid (needs >= 24, a multiple of 8)", len);
+    return 0;
+  }
+  if (len > buf.size()) {
+    if (error) *error = fmt::format("record truncated: length {} but only {} bytes left", len, buf.size());
+    return 0;
+  }
+  return len;
+}
+
+void append_record(std::vector<uint8_t> &out, ktrack_rec_hdr hdr, std::span<const uint8_t> payload) {
+  size_t len = (sizeof(hdr) + payload.size() + KTRACK_REC_ALIGN - 1) & ~size_t(KTRACK_REC_ALIGN - 1);
+  if (len > KTRACK_REC_MAX)
+    throw Error(fmt::format("a {}-byte payload does not fit in one record", payload.size()));
+  hdr.len = static_cast<uint16_t>(len);
+  size_t at = out.size();
+  out.resize(at + len, 0);
+  std::memcpy(out.data() + at, &hdr, sizeof(hdr));
+  if (!payload.empty()) std::memcpy(out.data() + at + sizeof(hdr), payload.data(), payload.size());
+}
+
+void append_record(std::vector<uint8_t> &out, ktrack_rec_hdr hdr, std::string_view payload) {
+  append_record(out, hdr,
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(payload.data()), payload.size()));
+}
+
+const Schema *Decoder::find_schema(uint16_t type, uint32_t probe_id, uint16_t probe_event) const {
+  if (cache_generation_ != schemas_->generation()) {
+    schema_cache_.fill(SchemaSlot{});
+    cache_generation_ = schemas_->generation();
+  }
+  uint64_t k = (uint64_t(type) << 48) | (uint64_t(probe_event) << 32) | probe_id;
+  SchemaSlot &slot = schema_cache_[(type * 7u + probe_id * 31u + probe_event) % schema_cache_.size()];
+  if (slot.key != k) {
+    slot.key = k;
+    slot.schema = schemas_->find(type, probe_id, probe_event);
+  }
+  return slot.schema;
+}
+
+bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error) const {
+  uint32_t len = check_record(rec, error);
+  if (!len) return false;
+  ktrack_rec_hdr h;
+  std::memcpy(&h, rec.data(), sizeof(h));
+  ev.type = h.type;
+  ev.cpu = h.cpu;
+  ev.flags = h.flags;
+  ev.len = len;
+  ev.ts = h.ts;
+  ev.pid = h.pid;
+  ev.tgid = h.tgid;
+  ev.raw = rec.first(len);
+  std::span<const uint8_t> payload = ev.raw.subspan(sizeof(ktrack_rec_hdr));
+  ev.probe_id = 0;
+  ev.probe_event = 0;
+  ev.has_ip = false;
+  ev.ip = ev.parent_ip = 0;
+  ev.fault_mask = 0;
+  ev.data = payload;
+  ev.fields.clear();
+
+  if (h.type == KTRACK_REC_PROBE) {
+    constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
+    if (payload.size() >= fixed) {
+      ktrack_rec_probe p;
+      std::memcpy(&p, payload.data(), fixed);
+      ev.probe_id = p.probe_id;
+      ev.probe_event = p.event;
+      ev.ip = p.ip;
+      ev.parent_ip = p.parent_ip;
+      ev.fault_mask = p.fault_mask;
+      ev.has_ip = true;
+      ev.data = payload.subspan(fixed, std::min<size_t>(p.data_len, payload.size() - fixed));
+    } else {
+      ev.data = {};
+    }
+  } else if (h.type == KTRACK_REC_STACK && payload.size() >= 4) {
+    std::memcpy(&ev.probe_id, payload.data(), 4);
+  }
+
+  ev.schema = find_schema(h.type, ev.probe_id, ev.probe_event);
+  ev.name = ev.schema ? std::string_view(ev.schema->name) : unknown_type_name(h.type);
+  if (comms_) {
+    ev.comm = comms_->lookup(h.pid);
+    if (ev.comm.empty() && h.tgid != h.pid) ev.comm = comms_->lookup(h.tgid);
+  } else {
+    ev.comm = {};
+  }
+  if (!ev.schema) return true;
+
+  const size_t dsize = ev.data.size();
+  const uint8_t *d = ev.data.data();
+  for (const FieldDesc &f : ev.schema->fields) {
+    FieldValue v;
+    v.desc = &f;
+    size_t idx = ev.fields.size();
+    v.faulted = idx < 32 && (ev.fault_mask >> idx) & 1;
+    const uint32_t es = field_elem_size(f.type);
+    if (f.type == FieldType::DynString) {
+      if (size_t(f.offset) + 4 <= dsize) {
+        uint32_t slot = static_cast<uint32_t>(load_le(d + f.offset, 4));
+        uint32_t off = slot >> 16, l = slot & 0xffff;
+        if (size_t(off) + l <= dsize) {
+          v.valid = true;
+          v.data = d + off;
+          const void *nul = std::memchr(v.data, 0, l);
+          v.len = nul ? static_cast<uint32_t>(static_cast<const uint8_t *>(nul) - v.data) : l;
+        }
+      }
+      ev.fields.push_back(v);
+      continue;
+    }
+    const bool scalar = field_is_integer(f.type) && f.size == es && f.length_index < 0;
+    if (scalar) {
+      if (size_t(f.offset) + es <= dsize) {
+        v.valid = true;
+        v.data = d + f.offset;
+        v.len = es;
+        v.count = 1;
+        uint64_t x = load_le(v.data, es);
+        v.u = field_is_signed(f.type) ? sign_extend(x, es) : x;
+      }
+      ev.fields.push_back(v);
+      continue;
+    }
+    // Area: [offset, offset+size) or to the end of the data, clamped.
+    if (f.offset > dsize) {
+      ev.fields.push_back(v);
+      continue;
+    }
+    size_t avail = dsize - f.offset;
+    size_t area = f.size ? std::min<size_t>(f.size, avail) : avail;
+    if (f.size && f.size > avail && f.length_index < 0) {
+      // A fixed-size field the record is too short for.
+      ev.fields.push_back(v);
+      continue;
+    }
+    if (f.length_index >= 0) {
+      const FieldValue &lv = ev.fields[f.length_index];
+      if (!lv.valid) {
+        ev.fields.push_back(v);
+        continue;
+      }
+      uint64_t want = lv.u * es;
+      if (lv.u > (1u << 20)) want = area;
+      area = std::min<size_t>(area, want);
+    }
+    v.valid = true;
+    v.data = d + f.offset;
+    if (field_is_integer(f.type)) {
+      v.is_array = true;
+      v.count = static_cast<uint32_t>(area / es);
+      v.len = v.count * es;
+    } else if (f.type == FieldType::String) {
+      const void *nul = std::memchr(v.data, 0, area);
+      v.len = static_cast<uint32_t>(nul ? static_cast<const uint8_t *>(nul) - v.data : area);
+    } else {
+      v.len = static_cast<uint32_t>(area);
+    }
+    ev.fields.push_back(v);
+  }
+  return true;
+}
+
+}  // namespace ktrack

@@ -1,0 +1,349 @@
+#include "format/format.hpp"
+
+#include "util/json.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "util/error.hpp"
+
+namespace ktrack {
+
+namespace {
+
+using Buf = fmt::memory_buffer;
+
+inline void put(Buf &out, std::string_view s) { out.append(s); }
+
+inline void put_u(Buf &out, uint64_t v) {
+  fmt::format_int f(v);
+  out.append(f.data(), f.data() + f.size());
+}
+
+inline void put_s(Buf &out, int64_t v) {
+  fmt::format_int f(v);
+  out.append(f.data(), f.data() + f.size());
+}
+
+inline void put_hex(Buf &out, uint64_t v) {
+  char tmp[18];
+  char *end = tmp + sizeof(tmp), *p = end;
+  do {
+    *--p = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  *--p = 'x';
+  *--p = '0';
+  out.append(p, end);
+}
+
+// Zero-padded decimal of exactly 'width' digits (v < 10^width).
+inline void put_u_padded(Buf &out, uint64_t v, int width) {
+  char tmp[20];
+  for (int i = width - 1; i >= 0; i--) {
+    tmp[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  out.append(tmp, tmp + width);
+}
+
+inline void pad(Buf &out, size_t n) {
+  for (size_t i = 0; i < n; i++) out.push_back(' ');
+}
+
+const EnumName *enum_name(const FieldDesc &d, uint64_t v) {
+  for (const auto &e : d.enums)
+    if (e.value == v) return &e;
+  return nullptr;
+}
+
+void text_quote(Buf &out, std::string_view s) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c == '\n') {
+      put(out, "\\n");
+    } else if (c == '\t') {
+      put(out, "\\t");
+    } else if (c < 0x20 || c == 0x7f) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  out.push_back('"');
+}
+
+void hex_bytes(Buf &out, const uint8_t *p, uint32_t n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (uint32_t i = 0; i < n; i++) {
+    out.push_back(digits[p[i] >> 4]);
+    out.push_back(digits[p[i] & 15]);
+  }
+}
+
+void int_value(Buf &out, const FieldDesc &d, uint64_t v, const FormatOptions &opt, bool json) {
+  if (!d.enums.empty()) {
+    if (const EnumName *e = enum_name(d, v)) {
+      if (json)
+        json_escape(out, e->name);
+      else
+        put(out, e->name);
+      return;
+    }
+  }
+  switch (d.type) {
+    case FieldType::S8:
+    case FieldType::S16:
+    case FieldType::S32:
+    case FieldType::S64:
+      put_s(out, static_cast<int64_t>(v));
+      return;
+    case FieldType::X8:
+    case FieldType::X16:
+    case FieldType::X32:
+    case FieldType::X64:
+      if (json) out.push_back('"');
+      put_hex(out, v);
+      if (json) out.push_back('"');
+      return;
+    case FieldType::Symbol:
+      if (json) {
+        Buf tmp;
+        if (opt.symbols)
+          opt.symbols->format_to(tmp, v, opt.ts);
+        else
+          put_hex(tmp, v);
+        json_escape(out, std::string_view(tmp.data(), tmp.size()));
+      } else if (opt.symbols) {
+        opt.symbols->format_to(out, v, opt.ts);
+      } else {
+        put_hex(out, v);
+      }
+      return;
+    default:
+      put_u(out, v);
+  }
+}
+
+void field_value(Buf &out, const FieldValue &f, const FormatOptions &opt, bool json) {
+  const FieldDesc &d = *f.desc;
+  if (f.faulted) {
+    put(out, json ? "null" : "(fault)");
+    return;
+  }
+  if (!f.valid) {
+    put(out, json ? "null" : "<truncated>");
+    return;
+  }
+  switch (d.type) {
+    case FieldType::String:
+    case FieldType::DynString:
+      if (json)
+        json_escape(out, f.str());
+      else
+        text_quote(out, f.str());
+      return;
+    case FieldType::Bytes:
+      if (json) out.push_back('"');
+      hex_bytes(out, f.data, f.len);
+      if (json) out.push_back('"');
+      return;
+    default:
+      break;
+  }
+  if (f.is_array) {
+    out.push_back(json ? '[' : '{');
+    for (uint32_t i = 0; i < f.count; i++) {
+      if (i) out.push_back(',');
+      int_value(out, d, f.at(i), opt, json);
+    }
+    out.push_back(json ? ']' : '}');
+    return;
+  }
+  int_value(out, d, f.u, opt, json);
+}
+
+void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt) {
+  if (opt.symbols)
+    opt.symbols->format_to(out, addr, opt.ts);
+  else
+    put_hex(out, addr);
+}
+
+}  // namespace
+
+void format_text(const Event &ev, const FormatOptions &options, Buf &out) {
+  FormatOptions opt = options;
+  opt.ts = ev.ts;
+  std::string_view comm = ev.comm;
+  if (comm.empty()) comm = ev.pid == 0 ? std::string_view("<idle>") : std::string_view("<...>");
+  // "{:>16}-{:<7} [{:03}] {}.{:09}: " without the format-string machinery.
+  if (comm.size() < 16) pad(out, 16 - comm.size());
+  put(out, comm);
+  out.push_back('-');
+  fmt::format_int pid(ev.pid);
+  out.append(pid.data(), pid.data() + pid.size());
+  if (pid.size() < 7) pad(out, 7 - pid.size());
+  put(out, " [");
+  if (ev.cpu < 1000)
+    put_u_padded(out, ev.cpu, 3);
+  else
+    put_u(out, ev.cpu);
+  put(out, "] ");
+  put_u(out, ev.ts / 1000000000u);
+  out.push_back('.');
+  put_u_padded(out, ev.ts % 1000000000u, 9);
+  put(out, ": ");
+  put(out, ev.name);
+  put(out, ":");
+  if (ev.has_ip) {
+    put(out, " (");
+    if (ev.probe_event == KTRACK_PROBE_EV_EXIT) {
+      sym_or_hex(out, ev.parent_ip, opt);
+      put(out, " <- ");
+      sym_or_hex(out, ev.ip, opt);
+    } else {
+      sym_or_hex(out, ev.ip, opt);
+    }
+    put(out, ")");
+  }
+  for (const FieldValue &f : ev.fields) {
+    out.push_back(' ');
+    put(out, f.desc->name);
+    out.push_back('=');
+    field_value(out, f, opt, false);
+  }
+  out.push_back('\n');
+}
+
+namespace {
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes
+// doubled.
+void csv_cell(Buf &out, std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    put(out, s);
+    return;
+  }
+  out.push_back('"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+void format_csv_header(Buf &out) { put(out, "timestamp,cpu,pid,tgid,comm,event,function,fields\n"); }
+
+void format_csv(const Event &ev, const FormatOptions &options, Buf &out) {
+  FormatOptions opt = options;
+  opt.ts = ev.ts;
+  put_u(out, ev.ts / 1000000000u);
+  out.push_back('.');
+  put_u_padded(out, ev.ts % 1000000000u, 9);
+  out.push_back(',');
+  put_u(out, ev.cpu);
+  out.push_back(',');
+  put_u(out, ev.pid);
+  out.push_back(',');
+  put_u(out, ev.tgid);
+  out.push_back(',');
+  csv_cell(out, ev.comm);
+  out.push_back(',');
+  csv_cell(out, ev.name);
+  out.push_back(',');
+  Buf cell;
+  if (ev.has_ip) sym_or_hex(cell, ev.ip, opt);
+  csv_cell(out, std::string_view(cell.data(), cell.size()));
+  out.push_back(',');
+  cell.clear();
+  for (const FieldValue &f : ev.fields) {
+    if (cell.size()) cell.push_back(' ');
+    put(cell, f.desc->name);
+    cell.push_back('=');
+    field_value(cell, f, opt, false);
+  }
+  csv_cell(out, std::string_view(cell.data(), cell.size()));
+  out.push_back('\n');
+}
+
+void format_json(const Event &ev, const FormatOptions &options, Buf &out) {
+  FormatOptions opt = options;
+  opt.ts = ev.ts;
+  put(out, "{\"ts\":");
+  put_u(out, ev.ts);
+  put(out, ",\"cpu\":");
+  put_u(out, ev.cpu);
+  put(out, ",\"pid\":");
+  put_u(out, ev.pid);
+  put(out, ",\"tgid\":");
+  put_u(out, ev.tgid);
+  put(out, ",\"comm\":");
+  if (ev.comm.empty())
+    put(out, "null");
+  else
+    json_escape(out, ev.comm);
+  put(out, ",\"ctx\":\"");
+  put(out, context_name(ev.context()));
+  put(out, "\",\"event\":");
+  json_escape(out, ev.name);
+  put(out, ",\"type\":");
+  put_u(out, ev.type);
+  if (ev.has_ip) {
+    fmt::format_to(std::back_inserter(out), ",\"probe_id\":{},\"probe_event\":", ev.probe_id);
+    std::string_view pe = probe_event_name(ev.probe_event);
+    if (pe.empty())
+      fmt::format_to(std::back_inserter(out), "{}", ev.probe_event);
+    else
+      json_escape(out, pe);
+    Buf tmp;
+    sym_or_hex(tmp, ev.ip, opt);
+    put(out, ",\"ip\":");
+    json_escape(out, std::string_view(tmp.data(), tmp.size()));
+    tmp.clear();
+    sym_or_hex(tmp, ev.parent_ip, opt);
+    put(out, ",\"parent_ip\":");
+    json_escape(out, std::string_view(tmp.data(), tmp.size()));
+  }
+  put(out, ",\"fields\":{");
+  bool first = true;
+  for (const FieldValue &f : ev.fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    json_escape(out, f.desc->name);
+    out.push_back(':');
+    field_value(out, f, opt, true);
+  }
+  put(out, "}}\n");
+}
+
+BufferedOutput::~BufferedOutput() {
+  try {
+    flush();
+  } catch (const Error &) {
+    // Destructors must not throw; callers that care call flush() first.
+  }
+}
+
+void BufferedOutput::flush() {
+  size_t done = 0;
+  while (done < buf_.size()) {
+    ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      buf_.clear();
+      throw SysError("write output", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  buf_.clear();
+}
+
+}  // namespace ktrack

@@ -1,0 +1,198 @@
+// The ktrack trace file: self-describing, streamed, bounded memory.
+//
+// Layout: the 8-byte magic "KTRACKF1", then chunks, each a 16-byte header
+// {u32 type, u32 checksum of the payload, u64 payload length} and the
+// payload.  The checksum is CRC-32C (Castagnoli, one instruction per 8
+// bytes on x86-64 with SSE4.2) in format version 2, CRC-32 (IEEE) in
+// version 1 files, which are still read.  Chunks:
+//   META     "key=value" lines: format_version, abi_version, nr_cpus, clock,
+//            kernel_release, hostname, session, mode, buf_pages, ...
+//   SCHEMAS  SchemaRegistry::serialize() text (record and probe schemas);
+//            later SCHEMAS chunks add to/replace earlier ones
+//   KSYMS    a /proc/kallsyms snapshot plus "# module NAME BASE SIZE" lines
+//            from /proc/modules (host/kallsyms.hpp: read_kallsyms); older files lack them
+//   COMMS    "pid comm" lines, written before the records that need them
+//   RECORDS  raw records (struct ktrack_rec_hdr + payload), any CPUs, each
+//            CPU's records in ring order
+//   END      "key=value" totals (events, bytes, lost, per-CPU stats)
+// Unknown chunk types are skipped, so new ones can be added compatibly.
+//
+// TraceReader also accepts the raw stream `cat /dev/ktrack > FILE` produces
+// (records back to back, no magic): built-in schemas, no symbols/comms.
+//
+// Readers merge the CPUs by timestamp with a bounded reorder window (each
+// CPU's order is always kept), so files larger than memory stream through.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "format/event.hpp"
+#include "format/merge.hpp"
+#include "format/symbols.hpp"
+
+namespace ktrack {
+
+inline constexpr char kTraceMagic[8] = {'K', 'T', 'R', 'A', 'C', 'K', 'F', '1'};
+inline constexpr uint32_t kTraceFormatVersion = 2;
+inline constexpr uint32_t kTraceFormatOldest = 1;  // oldest version read
+
+enum class ChunkType : uint32_t { Meta = 1, Schemas = 2, Ksyms = 3, Comms = 4, Records = 5, End = 6 };
+
+struct ChunkHeader {
+  uint32_t type;
+  uint32_t crc;
+  uint64_t len;
+};
+static_assert(sizeof(ChunkHeader) == 16);
+
+inline constexpr uint64_t kMaxChunk = 256ull << 20;
+
+uint32_t crc32(uint32_t crc, const void *data, size_t len);   // IEEE (format 1)
+uint32_t crc32c(uint32_t crc, const void *data, size_t len);  // Castagnoli (format 2)
+
+// Parses "key=value" lines (later keys win; lines without '=' are ignored).
+std::map<std::string, std::string> parse_kv(std::string_view text);
+
+struct TraceMeta {
+  uint32_t nr_cpus = 0;
+  uint32_t abi_version = KTRACK_ABI_VERSION;
+  std::string clock;           // "local", "mono", "boot"
+  std::string kernel_release;  // of the traced machine
+  std::string hostname;
+  std::string session;                       // session name, empty for anonymous
+  std::map<std::string, std::string> extra;  // more key=value pairs
+  std::string to_text() const;
+};
+
+// Streams records into a trace file.  Memory: one chunk (1 MiB) plus the
+// comm table.  Throws SysError/Error on I/O failure.
+class TraceWriter {
+ public:
+  // 'path' "-" writes to stdout.  'kallsyms' is a /proc/kallsyms snapshot
+  // (may be empty).  The header chunks are written immediately.
+  TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
+              std::string_view kallsyms);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter &) = delete;
+  TraceWriter &operator=(const TraceWriter &) = delete;
+
+  // Resolves a pid's comm the first time a record carries it (default:
+  // /proc/PID/comm); set an empty function to record no comms.
+  void set_comm_resolver(std::function<std::optional<std::string>(uint32_t)> r) { resolver_ = std::move(r); }
+  void set_comm(uint32_t pid, std::string_view comm);
+  // Adds schemas (e.g. a probe attached after the header was written).
+  void add_schemas(const SchemaRegistry &schemas);
+  // Appends whole records (a ring drain); PAD records are dropped.  Throws
+  // Error if 'records' does not hold whole valid records.
+  void write_records(std::span<const uint8_t> records);
+  // Writes buffered records out as one chunk.
+  void flush();
+  // Flushes, writes the END chunk with 'totals' ("key=value" lines) and
+  // closes the file.  The destructor finishes a file that was not finished.
+  void finish(std::string_view totals = {});
+
+  uint64_t records() const { return records_; }
+  uint64_t bytes_written() const { return bytes_; }
+  uint64_t lost() const { return lost_; }  // sum of LOST record counts
+
+ private:
+  void write_chunk(ChunkType type, std::span<const uint8_t> payload);
+  void write_chunk(ChunkType type, std::string_view payload);
+  void note_pid(uint32_t pid);
+  void write_all(const void *p, size_t n);
+
+  int fd_ = -1;
+  bool own_fd_ = false;
+  bool finished_ = false;
+  std::string path_;
+  std::vector<uint8_t> chunk_;
+  std::string pending_comms_;
+  std::unordered_set<uint32_t> seen_pids_;
+  uint32_t last_pid_ = ~0u;
+  std::function<std::optional<std::string>(uint32_t)> resolver_;
+  uint64_t records_ = 0, bytes_ = 0, lost_ = 0;
+};
+
+struct TraceInfo {
+  bool raw_stream = false;  // a `cat /dev/ktrack` stream, not a trace file
+  TraceMeta meta;
+  std::map<std::string, std::string> totals;  // END chunk, once reached
+};
+
+// Reads a trace file or raw stream and yields Events merged by timestamp.
+class TraceReader {
+ public:
+  // 'path' "-" reads stdin.  Throws SysError when it cannot be opened and
+  // Error when it is neither a trace file nor a raw record stream.
+  explicit TraceReader(const std::string &path, size_t reorder_window = 16u << 20);
+  // Reads from an already open descriptor (not closed by the reader).
+  TraceReader(int fd, std::string name, size_t reorder_window = 16u << 20);
+  ~TraceReader();
+  TraceReader(const TraceReader &) = delete;
+  TraceReader &operator=(const TraceReader &) = delete;
+
+  // The next event in timestamp order.  'ev' refers to the reader's buffer
+  // and stays valid until the next call.  Returns false at the end; throws
+  // Error on a truncated or corrupted input, after every event before the
+  // damage was returned.
+  bool next(Event &ev);
+  // The same, undecoded: the next record's bytes (valid until the next
+  // call), for views that read a few header fields and decode the rest
+  // only when they need it (decoder()).
+  bool next_raw(std::span<const uint8_t> &rec);
+  const Decoder &decoder() const { return decoder_; }
+
+  const TraceInfo &info() const { return info_; }
+  const SchemaRegistry &schemas() const { return schemas_; }
+  // Registers more schemas (e.g. probe schemas for a raw stream).
+  void add_schema(Schema s) { schemas_.add(std::move(s)); }
+  const Symbolizer &symbols() const { return symbols_; }
+  Symbolizer &symbols() { return symbols_; }
+  CommTable &comms() { return comms_; }
+  uint64_t events() const { return events_; }
+  uint64_t lost() const { return lost_; }  // sum of LOST record counts seen
+
+ private:
+  void open_input();
+  // 'exact' reads no further than asked: a chunk header reads only itself,
+  // so the payload after it goes straight from the kernel into its buffer.
+  size_t read_some(uint8_t *p, size_t n, bool exact = false);  // 0 at EOF
+  bool read_exact(void *p, size_t n, const char *what, bool exact = false);
+  uint32_t checksum(const void *p, size_t n) const { return castagnoli_ ? crc32c(0, p, n) : crc32(0, p, n); }
+  bool fill();  // reads one chunk / block; false at end of input
+  void push_records(ByteBuffer &&recs, uint64_t base_offset);
+  void fail(std::string msg);
+
+  int fd_ = -1;
+  bool own_fd_ = false;
+  std::string name_;
+  size_t window_;
+  TraceInfo info_;
+  SchemaRegistry schemas_;
+  Symbolizer symbols_;
+  CommTable comms_;
+  Decoder decoder_;
+
+  std::vector<uint8_t> inbuf_;  // read-ahead
+  size_t in_pos_ = 0, in_len_ = 0;
+  uint64_t offset_ = 0;  // bytes consumed from the input
+  bool eof_ = false;
+  std::optional<std::string> error_;
+  bool castagnoli_ = true;  // chunk checksums: CRC-32C (v2) or IEEE (v1)
+  bool seen_ksyms_ = false;
+  ByteBuffer chunk_;
+  std::vector<uint8_t> carry_;  // raw stream: partial record between blocks
+
+  RecordMerger merger_;
+  uint64_t events_ = 0, lost_ = 0;
+};
+
+}  // namespace ktrack

@@ -1,0 +1,147 @@
+// Writing trace files (see format/trace_file.hpp).
+#include "format/trace_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.hpp"
+
+namespace ktrack {
+
+// ---- TraceWriter ------------------------------------------------------------
+
+TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
+                         std::string_view kallsyms)
+    : path_(path), resolver_(proc_comm) {
+  if (path == "-") {
+    fd_ = STDOUT_FILENO;
+  } else {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw SysError("create " + path, errno);
+    own_fd_ = true;
+  }
+  chunk_.reserve(1 << 20);
+  write_all(kTraceMagic, sizeof(kTraceMagic));
+  write_chunk(ChunkType::Meta, meta.to_text());
+  write_chunk(ChunkType::Schemas, schemas.serialize());
+  if (!kallsyms.empty()) write_chunk(ChunkType::Ksyms, kallsyms);
+}
+
+TraceWriter::~TraceWriter() {
+  if (!finished_) {
+    try {
+      finish();
+    } catch (const Error &) {
+      // Best effort from a destructor; callers that care call finish().
+    }
+  }
+  if (own_fd_ && fd_ >= 0) ::close(fd_);
+}
+
+void TraceWriter::write_all(const void *p, size_t n) {
+  const char *c = static_cast<const char *>(p);
+  while (n) {
+    ssize_t w = ::write(fd_, c, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw SysError("write " + path_, errno);
+    }
+    c += w;
+    n -= static_cast<size_t>(w);
+    bytes_ += static_cast<uint64_t>(w);
+  }
+}
+
+void TraceWriter::write_chunk(ChunkType type, std::span<const uint8_t> payload) {
+  ChunkHeader h{static_cast<uint32_t>(type), crc32c(0, payload.data(), payload.size()), payload.size()};
+  write_all(&h, sizeof(h));
+  if (!payload.empty()) write_all(payload.data(), payload.size());
+}
+
+void TraceWriter::write_chunk(ChunkType type, std::string_view payload) {
+  write_chunk(type,
+              std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(payload.data()), payload.size()));
+}
+
+void TraceWriter::set_comm(uint32_t pid, std::string_view comm) {
+  seen_pids_.insert(pid);
+  std::string c(comm);
+  for (auto &ch : c)
+    if (ch == '\n') ch = ' ';
+  pending_comms_ += fmt::format("{} {}\n", pid, c);
+}
+
+void TraceWriter::note_pid(uint32_t pid) {
+  if (pid == last_pid_ || pid == 0) return;
+  last_pid_ = pid;
+  if (!seen_pids_.insert(pid).second) return;
+  if (!resolver_) return;
+  if (auto c = resolver_(pid)) {
+    for (auto &ch : *c)
+      if (ch == '\n') ch = ' ';
+    pending_comms_ += fmt::format("{} {}\n", pid, *c);
+  }
+}
+
+void TraceWriter::add_schemas(const SchemaRegistry &schemas) {
+  flush();
+  write_chunk(ChunkType::Schemas, schemas.serialize());
+}
+
+void TraceWriter::write_records(std::span<const uint8_t> recs) {
+  std::string err;
+  while (!recs.empty()) {
+    uint32_t len = check_record(recs, &err);
+    if (!len) throw Error("cannot record a malformed ring record: " + err);
+    ktrack_rec_hdr h;
+    std::memcpy(&h, recs.data(), sizeof(h));
+    if (h.type != KTRACK_REC_PAD) {
+      note_pid(h.pid);
+      if (h.tgid != h.pid) note_pid(h.tgid);
+      if (h.type == KTRACK_REC_LOST && len >= sizeof(h) + 8) {
+        uint64_t count;
+        std::memcpy(&count, recs.data() + sizeof(h), 8);
+        lost_ += count;
+      }
+      if (chunk_.size() + len > (1u << 20)) flush();
+      chunk_.insert(chunk_.end(), recs.data(), recs.data() + len);
+      records_++;
+    }
+    recs = recs.subspan(len);
+  }
+}
+
+void TraceWriter::flush() {
+  if (!pending_comms_.empty()) {
+    write_chunk(ChunkType::Comms, pending_comms_);
+    pending_comms_.clear();
+  }
+  if (!chunk_.empty()) {
+    write_chunk(ChunkType::Records, chunk_);
+    chunk_.clear();
+  }
+}
+
+void TraceWriter::finish(std::string_view totals) {
+  if (finished_) return;
+  finished_ = true;
+  flush();
+  std::string end = fmt::format("events={}\nlost={}\n", records_, lost_);
+  end += totals;
+  write_chunk(ChunkType::End, end);
+  if (own_fd_) {
+    if (::fsync(fd_) < 0 && errno != EINVAL) throw SysError("fsync " + path_, errno);
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) < 0) throw SysError("close " + path_, errno);
+  }
+}
+
+}  // namespace ktrack

@@ -1,0 +1,101 @@
+#include "host/kallsyms.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "util/text.hpp"
+
+namespace ktrack {
+
+namespace {
+
+std::string env_or(const char *var, const char *dflt) {
+  const char *v = std::getenv(var);
+  return v && *v ? v : dflt;
+}
+
+bool is_text(char type) { return type == 't' || type == 'T'; }
+
+}  // namespace
+
+std::string read_kallsyms() {
+  std::string text = read_file(env_or("KTRACK_KALLSYMS", "/proc/kallsyms")).value_or("");
+  // kptr_restrict: every address reads as zero; such a snapshot is useless.
+  bool any = false;
+  for (size_t pos = 0; pos < text.size() && !any;) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    for (size_t i = pos; i < nl && text[i] != ' '; i++)
+      if (text[i] != '0') {
+        any = true;
+        break;
+      }
+    pos = nl + 1;
+  }
+  if (!any) return {};
+  // Where each module ends, to bound its last symbol (Symbolizer::load()).
+  // "/proc/modules: NAME SIZE REFS DEPS STATE 0xBASE [TAINTS]"
+  std::ifstream m(env_or("KTRACK_MODULES", "/proc/modules"));
+  std::string line;
+  while (std::getline(m, line)) {
+    std::istringstream ls(line);
+    std::string name, size, refs, deps, state, base;
+    if (!(ls >> name >> size >> refs >> deps >> state >> base) || base.rfind("0x", 0) != 0) continue;
+    text += fmt::format("# module {} {} {}\n", name, base.substr(2), size);
+  }
+  return text;
+}
+
+KallsymsIndex::KallsymsIndex(std::string text) : text_(std::move(text)) {
+  std::string_view rest = text_;
+  while (!rest.empty()) {
+    std::string_view line = next_line(rest);
+    if (line.empty() || line[0] == '#') continue;
+    auto tok = split_ws(line);
+    if (tok.size() < 3 || tok[1].size() != 1) continue;
+    auto a = parse_hex(tok[0]);
+    if (!a) continue;
+    syms_.push_back({*a, tok[1][0], tok[2], tok.size() > 3 ? module_of(tok[3]) : std::string_view{}});
+  }
+}
+
+KallsymsIndex KallsymsIndex::system() {
+  return KallsymsIndex(read_file(env_or("KTRACK_KALLSYMS", "/proc/kallsyms")).value_or(""));
+}
+
+std::vector<uint64_t> KallsymsIndex::lookup(std::string_view module, std::string_view name) const {
+  std::vector<uint64_t> out;
+  for (const auto &s : syms_)
+    if (s.name == name && (module.empty() || s.module == module)) out.push_back(s.addr);
+  return out;
+}
+
+const std::vector<uint64_t> *KallsymsIndex::find_text(const std::string &name,
+                                                      const std::string &module) const {
+  if (text_index_.empty())
+    for (const auto &s : syms_)
+      if (is_text(s.type) && s.addr) {
+        std::string key(s.module);
+        key += '\0';
+        key += s.name;
+        text_index_[key].push_back(s.addr);
+      }
+  auto it = text_index_.find(module + '\0' + name);
+  return it == text_index_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> KallsymsIndex::aliases(std::string_view name) const {
+  uint64_t want = 0;
+  for (const auto &s : syms_)
+    if (s.module.empty() && is_text(s.type) && s.name == name) want = s.addr;
+  std::vector<std::string> out;
+  if (!want) return out;
+  for (const auto &s : syms_)
+    if (s.module.empty() && is_text(s.type) && s.addr == want && s.name != name) out.emplace_back(s.name);
+  return out;
+}
+
+}  // namespace ktrack

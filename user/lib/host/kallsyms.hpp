@@ -1,0 +1,53 @@
+// The one home of /proc/kallsyms: reading it (with the module ranges of
+// /proc/modules) for symbol snapshots, and looking names up in it for probe
+// specs and objtrace's function sets.
+//
+// $KTRACK_KALLSYMS and $KTRACK_MODULES replace /proc/kallsyms and
+// /proc/modules (tests, or decoding on another machine).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ktrack {
+
+// The text of /proc/kallsyms followed by one "# module NAME BASE SIZE" line
+// per loaded module (the snapshot Symbolizer::load() takes and trace files
+// keep).  Empty when kptr_restrict hides the addresses (all zero): such a
+// snapshot would name nothing.
+std::string read_kallsyms();
+
+// An index over kallsyms text ("ADDR TYPE NAME [MOD]" lines; "# ..." lines
+// are skipped).  Views into the text it owns.
+class KallsymsIndex {
+ public:
+  struct Sym {
+    uint64_t addr;
+    char type;  // 'T', 't', 'D', ...
+    std::string_view name;
+    std::string_view module;  // "" for the core kernel
+  };
+  explicit KallsymsIndex(std::string text);
+  // /proc/kallsyms as it is now (no module lines needed).
+  static KallsymsIndex system();
+
+  // Addresses of every symbol 'name' of any type, in 'module' ("" = any).
+  std::vector<uint64_t> lookup(std::string_view module, std::string_view name) const;
+  // Addresses of the text (t/T) symbol 'name' of exactly 'module' ("" =
+  // the core kernel); null when none.
+  const std::vector<uint64_t> *find_text(const std::string &name, const std::string &module) const;
+  // Other core-kernel text symbols at the address of the core text symbol
+  // 'name' (aliases such as __x64_sys_getppid / __do_sys_getppid).
+  std::vector<std::string> aliases(std::string_view name) const;
+  bool empty() const { return syms_.empty(); }
+
+ private:
+  std::string text_;
+  std::vector<Sym> syms_;
+  mutable std::unordered_map<std::string, std::vector<uint64_t>> text_index_;  // "mod\0name", built lazily
+};
+
+}  // namespace ktrack

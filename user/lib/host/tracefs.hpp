@@ -1,0 +1,20 @@
+// The one home of tracefs reads: where it is mounted, the traceable
+// functions (available_filter_functions[_addrs]) and the event directory.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ktrack {
+
+// The text of tracefs file 'rel' ("available_filter_functions"), from
+// /sys/kernel/tracing or the older /sys/kernel/debug/tracing; nullopt when
+// neither has it (tracefs not mounted, not root).
+std::optional<std::string> tracefs_read(const std::string &rel);
+
+// True when SUBSYS/EVENT (any subsystem when 'subsys' is empty) is in the
+// events directory; true also when tracefs is not mounted, so that the
+// kernel gives the verdict.
+bool tracefs_event_exists(const std::string &subsys, const std::string &event);
+
+}  // namespace ktrack

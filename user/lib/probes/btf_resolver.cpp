@@ -1,0 +1,386 @@
+// BTF resolution of probe arguments (see probes/btf_resolver.hpp).
+#include "probes/btf_resolver.hpp"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#ifdef KTRACK_HAVE_LIBBPF
+#include <bpf/btf.h>
+#endif
+
+namespace ktrack {
+
+bool BtfResolver::needed(const ProbeSpec &spec) {
+  for (const auto &a : spec.args)
+    if (a.all_args || !a.btf_expr.empty()) return true;
+  return false;
+}
+
+void reject_btf_names(const ProbeSpec &spec, const std::string &why) {
+  for (const auto &a : spec.args)
+    if (a.all_args || !a.btf_expr.empty())
+      throw SpecError(spec.text, a.pos,
+                      fmt::format("BTF names need kernel BTF: {}; use $argN and +OFFS()", why));
+}
+
+#ifndef KTRACK_HAVE_LIBBPF
+
+BtfResolver::BtfResolver(const std::string &path) : path_(path) {
+  throw Error("ktrackctl was built without libbpf: BTF names are not available");
+}
+BtfResolver::~BtfResolver() = default;
+std::unique_ptr<BtfResolver> BtfResolver::open_system() { return nullptr; }
+void BtfResolver::resolve(ProbeSpec &spec) { reject_btf_names(spec, "ktrackctl was built without libbpf"); }
+
+#else
+
+BtfResolver::BtfResolver(const std::string &path) : path_(path) {
+  vmlinux_ = btf__parse(path.c_str(), nullptr);
+  if (!vmlinux_) throw Error(fmt::format("cannot read BTF from {}: {}", path, std::strerror(errno)));
+}
+
+BtfResolver::~BtfResolver() {
+  if (vmlinux_) btf__free(vmlinux_);
+}
+
+std::unique_ptr<BtfResolver> BtfResolver::open_system() {
+  std::error_code ec;
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux", ec)) return nullptr;
+  return std::make_unique<BtfResolver>("/sys/kernel/btf/vmlinux");
+}
+
+namespace {
+
+struct Ctx {
+  const ProbeSpec &spec;
+  const struct btf *btf;
+  size_t pos;
+  [[noreturn]] void err(const std::string &m) const { throw SpecError(spec.text, pos, m); }
+};
+
+// Skips typedefs and qualifiers.
+uint32_t strip(const struct btf *b, uint32_t id) {
+  int r = btf__resolve_type(b, id);
+  return r < 0 ? id : (uint32_t)r;
+}
+
+std::string type_name(const struct btf *b, uint32_t id) {
+  const struct btf_type *t = btf__type_by_id(b, id);
+  if (!t) return "?";
+  const char *n = btf__name_by_offset(b, t->name_off);
+  return n && *n ? n : "(anonymous)";
+}
+
+bool is_char(const struct btf *b, uint32_t id) {
+  const struct btf_type *t = btf__type_by_id(b, strip(b, id));
+  return t && btf_is_int(t) && t->size == 1;
+}
+
+// Member 'name' of struct/union 'sid' (anonymous members searched too).
+bool find_member(const struct btf *b, uint32_t sid, const std::string &name, uint32_t &bit_off,
+                 uint32_t &type, bool &bitfield) {
+  const struct btf_type *t = btf__type_by_id(b, sid);
+  if (!t || !btf_is_composite(t)) return false;
+  const struct btf_member *m = btf_members(t);
+  for (uint16_t i = 0; i < btf_vlen(t); i++, m++) {
+    const char *mn = btf__name_by_offset(b, m->name_off);
+    uint32_t off = btf_member_bit_offset(t, i);
+    if (mn && name == mn) {
+      bit_off = off;
+      type = m->type;
+      bitfield = btf_member_bitfield_size(t, i) != 0;
+      return true;
+    }
+    if (!mn || !*mn) {
+      uint32_t sub_off, sub_type;
+      if (find_member(b, strip(b, m->type), name, sub_off, sub_type, bitfield)) {
+        bit_off = off + sub_off;
+        type = sub_type;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Gives 'a' the type of BTF type 'id' unless the user typed it; 'in_memory'
+// says whether the value is read from memory (deref) or is the register.
+void apply_type(const Ctx &c, FetchArg &a, uint32_t id, bool in_memory) {
+  const struct btf *b = c.btf;
+  uint32_t rid = strip(b, id);
+  const struct btf_type *t = btf__type_by_id(b, rid);
+  if (!t) c.err("BTF type not found");
+  if (btf_is_ptr(t) && is_char(b, t->type)) {
+    if (a.type_given && a.type != KTRACK_FETCH_T_STRING && a.type != KTRACK_FETCH_T_USTRING) return;
+    // the string is where the pointer points
+    if (in_memory) {
+      if (a.deref.size() >= KTRACK_FETCH_MAX_DEREF) c.err("the expression dereferences too deep (max 4)");
+      a.deref.push_back(0);
+    }
+    if (!a.type_given) {
+      a.type = KTRACK_FETCH_T_STRING;
+      a.size = 1;
+    }
+    return;
+  }
+  if (btf_is_array(t)) {
+    const struct btf_array *arr = btf_array(t);
+    if (!in_memory) c.err("an array argument cannot be read");
+    if (is_char(b, arr->type)) {
+      if (!a.type_given) {
+        a.type = KTRACK_FETCH_T_STRING;
+        a.size = 1;
+      }
+      return;
+    }
+    const struct btf_type *et = btf__type_by_id(b, strip(b, arr->type));
+    if (!a.type_given && et && (btf_is_int(et) || btf_is_enum(et) || btf_is_ptr(et))) {
+      a.size = btf_is_ptr(et) ? 8 : (uint8_t)et->size;
+      a.type = btf_is_int(et) && (btf_int_encoding(et) & BTF_INT_SIGNED) ? KTRACK_FETCH_T_S
+               : btf_is_ptr(et)                                          ? KTRACK_FETCH_T_X
+                                                                         : KTRACK_FETCH_T_U;
+      a.count = (uint16_t)std::min<uint32_t>(arr->nelems ? arr->nelems : 1, KTRACK_FETCH_MAX_ARRAY);
+    }
+    return;
+  }
+  if (a.type_given && (a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING))
+    c.err(fmt::format("'{}' is {}, not a char pointer or array: :{} would show its bytes as text",
+                      a.btf_expr.empty() ? a.name : a.btf_expr, type_name(b, rid),
+                      a.type == KTRACK_FETCH_T_STRING ? "string" : "ustring"));
+  if (a.type_given) return;
+  if (btf_is_ptr(t)) {
+    a.type = KTRACK_FETCH_T_X;
+    a.size = 8;
+  } else if (btf_is_int(t)) {
+    uint32_t sz = t->size;
+    if (sz != 1 && sz != 2 && sz != 4 && sz != 8)
+      c.err(fmt::format("{} has an unsupported size", type_name(b, rid)));
+    a.size = (uint8_t)sz;
+    bool sign = btf_int_encoding(t) & BTF_INT_SIGNED;
+    a.type = sign ? KTRACK_FETCH_T_S : KTRACK_FETCH_T_U;
+    if (btf_int_encoding(t) & BTF_INT_BOOL) a.type = KTRACK_FETCH_T_U;
+  } else if (btf_is_any_enum(t)) {
+    a.size = (uint8_t)t->size;
+    a.type = KTRACK_FETCH_T_S;
+  } else if (btf_is_composite(t)) {
+    c.err(fmt::format("'{}' is a struct {}: name one of its members with -> or .", a.btf_expr,
+                      type_name(b, rid)));
+  } else {
+    a.type = KTRACK_FETCH_T_X;
+    a.size = 8;
+  }
+}
+
+// The function prototype to resolve names against.
+struct Proto {
+  const struct btf_type *proto = nullptr;
+  int first = 0;  // tracepoints: skip the leading 'void *__data'
+};
+
+Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
+  Proto p;
+  if (spec.kind == ProbeKind::kTracepoint) {
+    // The argument names: btf_trace_<event> has none, but the functions
+    // that take the same arguments do: __bpf_trace_<event> (BPF's raw
+    // tracepoint glue, 6.1 and 6.12) and __probestub_<event> (6.12).
+    for (const char *prefix : {"__bpf_trace_", "__probestub_"}) {
+      std::string fn = prefix + spec.event;
+      int fid = btf__find_by_name_kind(b, fn.c_str(), BTF_KIND_FUNC);
+      if (fid < 0) continue;
+      const struct btf_type *f = btf__type_by_id(b, (uint32_t)fid);
+      const struct btf_type *t = f ? btf__type_by_id(b, f->type) : nullptr;
+      if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1) continue;
+      p.proto = t;
+      p.first = 1;  // 'void *__data'
+      return p;
+    }
+    std::string tn = "btf_trace_" + spec.event;
+    int id = btf__find_by_name_kind(b, tn.c_str(), BTF_KIND_TYPEDEF);
+    if (id < 0) throw SpecError(spec.text, pos, fmt::format("no BTF for tracepoint {}", spec.event));
+    const struct btf_type *t = btf__type_by_id(b, strip(b, (uint32_t)id));
+    if (t && btf_is_ptr(t)) t = btf__type_by_id(b, strip(b, t->type));
+    if (!t || !btf_is_func_proto(t)) throw SpecError(spec.text, pos, "tracepoint BTF is not a prototype");
+    p.proto = t;
+    p.first = 1;
+    return p;
+  }
+  std::string fn = spec.symbol;
+  if (spec.kind == ProbeKind::kFuncs) {
+    if (spec.funcs.size() != 1 && !spec.funcs.empty())
+      throw SpecError(spec.text, pos, "BTF names need a single function; use $argN over several functions");
+    fn = spec.funcs.empty() ? spec.patterns[0] : spec.funcs[0];
+  }
+  if (fn.empty()) throw SpecError(spec.text, pos, "BTF names need a function symbol, not an address");
+  int id = btf__find_by_name_kind(b, fn.c_str(), BTF_KIND_FUNC);
+  if (id < 0)
+    throw SpecError(spec.text, pos,
+                    fmt::format("no BTF for function {} (is it in a module without BTF?)", fn));
+  const struct btf_type *f = btf__type_by_id(b, (uint32_t)id);
+  p.proto = btf__type_by_id(b, f->type);
+  return p;
+}
+
+void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
+  const struct btf *b = c.btf;
+  const std::string &e = a.btf_expr;
+  // root: a parameter name or $argN
+  size_t k = 0;
+  while (k < e.size() && (std::isalnum((unsigned char)e[k]) || e[k] == '_' || e[k] == '$')) k++;
+  std::string root = e.substr(0, k);
+  const struct btf_param *params = btf_params(p.proto);
+  int nparams = btf_vlen(p.proto) - p.first;
+  int idx = -1;
+  if (root.rfind("$arg", 0) == 0) {
+    idx = std::atoi(root.c_str() + 4) - 1;
+  } else {
+    for (int i = 0; i < nparams; i++) {
+      const char *n = btf__name_by_offset(b, params[i + p.first].name_off);
+      if (n && root == n) idx = i;
+    }
+    if (idx < 0) {
+      std::string names;
+      for (int i = 0; i < nparams; i++) {
+        const char *n = btf__name_by_offset(b, params[i + p.first].name_off);
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", n && *n ? n : fmt::format("$arg{}", i + 1));
+      }
+      c.err(fmt::format("no argument named '{}' (arguments: {})", root, names));
+    }
+  }
+  if (idx < 0 || idx >= nparams || idx >= KTRACK_FETCH_MAX_ARG)
+    c.err(fmt::format("argument {} is not passed in a register (only the first {})", root,
+                      KTRACK_FETCH_MAX_ARG));
+  a.src = KTRACK_FETCH_SRC_ARG;
+  a.param = idx + 1;
+  a.deref.clear();
+  uint32_t type = params[idx + p.first].type;
+  bool in_memory = false;
+  while (k < e.size()) {
+    bool arrow = e.compare(k, 2, "->") == 0;
+    k += arrow ? 2 : 1;
+    size_t st = k;
+    while (k < e.size() && (std::isalnum((unsigned char)e[k]) || e[k] == '_')) k++;
+    std::string member = e.substr(st, k - st);
+    uint32_t rid = strip(b, type);
+    const struct btf_type *t = btf__type_by_id(b, rid);
+    uint32_t sid;
+    if (arrow) {
+      if (!t || !btf_is_ptr(t))
+        c.err(fmt::format("'{}' is not a pointer: use '.' for '{}'", e.substr(0, st - 2), member));
+      sid = strip(b, t->type);
+    } else {
+      if (!in_memory)
+        c.err(fmt::format("'{}' is a pointer or a register value: use '->'", e.substr(0, st - 1)));
+      sid = rid;
+    }
+    uint32_t bit_off = 0, mtype = 0;
+    bool bitfield = false;
+    if (!find_member(b, sid, member, bit_off, mtype, bitfield))
+      c.err(fmt::format("{} has no member '{}'", type_name(b, sid), member));
+    if (bitfield || bit_off % 8)
+      c.err(fmt::format("'{}' is a bitfield: bitfields are not supported", member));
+    int32_t off = (int32_t)(bit_off / 8);
+    if (arrow) {
+      if (a.deref.size() >= KTRACK_FETCH_MAX_DEREF) c.err("the expression dereferences too deep (max 4)");
+      a.deref.push_back(off);
+    } else {
+      a.deref.back() += off;
+    }
+    in_memory = true;
+    type = mtype;
+  }
+  apply_type(c, a, type, in_memory);
+}
+
+}  // namespace
+
+void BtfResolver::resolve(ProbeSpec &spec) {
+  struct btf *mod_btf = nullptr;
+  const struct btf *b = vmlinux_;
+  if (!spec.module.empty()) {
+    std::string mp = "/sys/kernel/btf/" + spec.module;
+    std::error_code ec;
+    if (std::filesystem::exists(mp, ec)) {
+      mod_btf = btf__parse_split(mp.c_str(), vmlinux_);
+      if (mod_btf) b = mod_btf;
+    }
+  }
+  try {
+    std::vector<FetchArg> out;
+    bool need_proto = needed(spec);
+    bool typed_retval = false;  // also: $retval on a function that returns void is refused
+    for (const auto &a : spec.args)
+      if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty()) typed_retval = true;
+    if (!need_proto && !typed_retval) {
+      if (mod_btf) btf__free(mod_btf);
+      return;
+    }
+    Proto p;
+    try {
+      p = find_proto(spec, b, spec.args.empty() ? 0 : spec.args[0].pos);
+    } catch (const SpecError &) {
+      if (need_proto) throw;
+    }
+    for (auto &a : spec.args) {
+      Ctx c{spec, b, a.pos};
+      if (a.all_args) {
+        const struct btf_param *params = btf_params(p.proto);
+        int n = btf_vlen(p.proto) - p.first;
+        for (int i = 0; i < n && i < KTRACK_FETCH_MAX_ARG; i++) {
+          FetchArg x;
+          x.pos = a.pos;
+          const char *pn = btf__name_by_offset(b, params[i + p.first].name_off);
+          x.name = pn && *pn ? pn : fmt::format("arg{}", i + 1);
+          x.src = KTRACK_FETCH_SRC_ARG;
+          x.param = i + 1;
+          const struct btf_type *t = btf__type_by_id(b, strip(b, params[i + p.first].type));
+          if (t && btf_is_composite(t)) {  // struct by value: show the first word
+            x.type = KTRACK_FETCH_T_X;
+            x.size = 8;
+          } else {
+            apply_type(c, x, params[i + p.first].type, false);
+          }
+          out.push_back(x);
+        }
+        continue;
+      }
+      if (!a.btf_expr.empty()) {
+        resolve_expr(c, p, a);
+        a.btf_expr.clear();
+      } else if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty() && p.proto &&
+                 spec.kind != ProbeKind::kTracepoint) {
+        uint32_t rt = p.proto->type;
+        if (rt == 0)
+          c.err(fmt::format("{} returns void: $retval has no value to record (use $duration)",
+                            spec.kind != ProbeKind::kFuncs ? spec.symbol
+                            : spec.funcs.empty()           ? spec.patterns[0]
+                                                           : spec.funcs[0]));
+        if (a.type_given) {
+          out.push_back(a);
+          continue;
+        }
+        const struct btf_type *t = rt ? btf__type_by_id(b, strip(b, rt)) : nullptr;
+        if (t && (btf_is_int(t) || btf_is_any_enum(t) || btf_is_ptr(t))) apply_type(c, a, rt, false);
+      }
+      out.push_back(a);
+    }
+    for (size_t i = 0; i < out.size(); i++)
+      for (size_t j = 0; j < i; j++)
+        if (out[i].name == out[j].name)
+          throw SpecError(spec.text, out[i].pos, fmt::format("duplicated argument name '{}'", out[i].name));
+    if (out.size() > KTRACK_PROBE_MAX_FETCH)
+      throw SpecError(spec.text, spec.args.back().pos, "too many arguments after $$args expansion");
+    spec.args = std::move(out);
+    compile_filter(spec);
+  } catch (...) {
+    if (mod_btf) btf__free(mod_btf);
+    throw;
+  }
+  if (mod_btf) btf__free(mod_btf);
+}
+
+#endif
+
+}  // namespace ktrack

@@ -1,0 +1,265 @@
+// Probe ioctl wrappers and schema bridge (see probes/probe_client.hpp).
+#include "probes/probe_client.hpp"
+
+#include <fmt/core.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "host/sysfs.hpp"
+#include "probes/btf_resolver.hpp"
+#include "util/error.hpp"
+
+namespace ktrack {
+
+namespace {
+
+int do_ioctl(int fd, unsigned long cmd, void *arg) {
+  int rc;
+  do {
+    rc = ::ioctl(fd, cmd, arg);
+  } while (rc < 0 && errno == EINTR);
+  return rc < 0 ? -errno : rc;
+}
+
+std::string target_of(const ProbeSpec &s) {
+  switch (s.kind) {
+    case ProbeKind::kFuncs:
+      return fmt::format("{} function{}", s.funcs.size(), s.funcs.size() == 1 ? "" : "s");
+    case ProbeKind::kTracepoint:
+      return s.subsys.empty() ? s.event : s.subsys + "/" + s.event;
+    default:
+      if (s.symbol.empty()) return fmt::format("0x{:x}", s.addr);
+      return (s.module.empty() ? "" : s.module + ":") + s.symbol +
+             (s.offset ? fmt::format("+{}", s.offset) : "");
+  }
+}
+
+}  // namespace
+
+std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
+  std::string t = target_of(spec);
+  switch (err) {
+    case ENOENT:
+      return spec.kind == ProbeKind::kTracepoint
+                 ? fmt::format(
+                       "cannot add probe '{}': no tracepoint {} in this kernel (see "
+                       "/sys/kernel/tracing/events)",
+                       spec.name, t)
+                 : fmt::format(
+                       "cannot add probe '{}': symbol not found: {} (check /proc/kallsyms; for a module "
+                       "function write MOD:SYM and load the module)",
+                       spec.name, t);
+    case EADDRNOTAVAIL:
+      return fmt::format("cannot add probe '{}': {} is not unique: write MOD:SYM or probe by address",
+                         spec.name, t);
+    case EOPNOTSUPP:
+      return fmt::format(
+          "cannot add probe '{}': {} is not probeable (blacklisted for kprobes, notrace, or the "
+          "offset is not on an instruction boundary)",
+          spec.name, t);
+    case EEXIST:
+      return fmt::format(
+          "cannot add probe '{}': a probe with that name already exists in this session: "
+          "delete it ('ktrackctl probe del {}') or choose another name with p:NAME",
+          spec.name, spec.name);
+    case EBUSY:
+      return fmt::format("cannot add probe '{}': {} is in use by another tracer that excludes this one",
+                         spec.name, t);
+    case EPERM: {
+      std::string mode = read_lockdown_mode();
+      if (!mode.empty() && mode != "none")
+        return fmt::format(
+            "cannot add probe '{}': the kernel is locked down ({}), which forbids kprobes; boot "
+            "without lockdown (or disable Secure Boot) to use dynamic probes",
+            spec.name, mode);
+      return fmt::format(
+          "cannot add probe '{}': permission denied: this needs root (CAP_PERFMON or "
+          "CAP_SYS_ADMIN), or the kernel is locked down against kprobes",
+          spec.name);
+    }
+    case EACCES:
+      return fmt::format(
+          "cannot add probe '{}': missing privilege: run it as root (CAP_PERFMON or CAP_SYS_ADMIN)",
+          spec.name);
+    case ENOSPC:
+      return fmt::format("cannot add probe '{}': the session has too many probes: delete some first",
+                         spec.name);
+    case EINVAL:
+      return fmt::format(
+          "cannot add probe '{}': the kernel rejected its description (ktrackctl and ktrack.ko "
+          "are out of sync? rebuild both)",
+          spec.name);
+    case E2BIG:
+      return fmt::format("cannot add probe '{}': the description is too large: use fewer functions",
+                         spec.name);
+    case ENOTTY:
+      return "cannot add a probe: the loaded ktrack module has no probe support: load the module built with "
+             "this ktrackctl";
+    default:
+      return explain_errno(fmt::format("add probe '{}'", spec.name), err);
+  }
+}
+
+int ProbeClient::add_raw(const void *blob, uint32_t size, ProbeAdded *out) const {
+  ktrack_probe_add req{};
+  req.size = sizeof(req);
+  req.desc_size = size;
+  req.desc_ptr = (uint64_t)(uintptr_t)blob;
+  int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_ADD, &req);
+  if (rc == 0 && out) {
+    out->id = req.id;
+    out->state = req.state;
+    out->mechanism = req.mechanism;
+  }
+  return rc;
+}
+
+ProbeAdded ProbeClient::add(const ProbeSpec &spec, const std::vector<uint8_t> &blob) const {
+  ProbeAdded out;
+  int rc = add_raw(blob.data(), (uint32_t)blob.size(), &out);
+  if (rc < 0) throw Error(explain_probe_add_errno(spec, -rc));
+  return out;
+}
+
+bool ProbeClient::del(const std::string &name) const {
+  ktrack_probe_del req{};
+  req.size = sizeof(req);
+  if (name.size() >= sizeof(req.name)) throw UsageError(fmt::format("probe name '{}' is too long", name));
+  std::memcpy(req.name, name.c_str(), name.size());
+  int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_DEL, &req);
+  if (rc == -ENOENT) return false;
+  if (rc < 0) throw SysError(fmt::format("delete probe '{}'", name), -rc);
+  return true;
+}
+
+void ProbeClient::del_all() const {
+  ktrack_probe_del req{};
+  req.size = sizeof(req);
+  req.flags = KTRACK_PROBE_DEL_ALL;
+  int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_DEL, &req);
+  if (rc < 0) throw SysError("delete every probe", -rc);
+}
+
+std::vector<ProbeInfo> ProbeClient::list() const {
+  std::vector<ktrack_probe_info> buf(16);
+  ktrack_probe_list req{};
+  for (;;) {
+    req = {};
+    req.size = sizeof(req);
+    req.count = (uint32_t)buf.size();
+    req.entries_ptr = (uint64_t)(uintptr_t)buf.data();
+    req.entry_size = sizeof(ktrack_probe_info);
+    int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_LIST, &req);
+    if (rc < 0) throw SysError("list probes", -rc);
+    if (req.count <= buf.size()) break;
+    buf.resize(req.count);
+  }
+  std::vector<ProbeInfo> out;
+  for (uint32_t i = 0; i < req.count; i++) {
+    const auto &k = buf[i];
+    ProbeInfo p;
+    p.id = k.id;
+    p.kind = k.kind;
+    p.mechanism = k.mechanism;
+    p.state = k.state;
+    p.hits = k.hits;
+    p.misses = k.misses;
+    p.filtered = k.filtered;
+    p.dropped = k.dropped;
+    p.faults = k.faults;
+    p.idle = k.idle;
+    p.nr_funcs = k.nr_funcs;
+    p.arm_count = k.arm_count;
+    p.name.assign(k.name, strnlen(k.name, sizeof(k.name)));
+    p.target.assign(k.target, strnlen(k.target, sizeof(k.target)));
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<uint8_t> ProbeClient::get(uint32_t id) const {
+  ktrack_probe_get req{};
+  req.size = sizeof(req);
+  req.id = id;
+  int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_GET, &req);
+  if (rc < 0) throw SysError(fmt::format("read the description of probe {}", id), -rc);
+  std::vector<uint8_t> blob(req.desc_size);
+  req.desc_ptr = (uint64_t)(uintptr_t)blob.data();
+  rc = do_ioctl(fd_, KTRACK_IOC_PROBE_GET, &req);
+  if (rc < 0) throw SysError(fmt::format("read the description of probe {}", id), -rc);
+  blob.resize(req.desc_size);
+  return blob;
+}
+
+Schema probe_decoder_schema(uint32_t id, const ProbeSchema &ps) {
+  Schema s;
+  s.rec_type = KTRACK_REC_PROBE;
+  s.probe_id = id;
+  s.name = ps.name;
+  for (const auto &f : ps.fields) {
+    FieldType t;
+    uint32_t size = (uint32_t)f.size * f.count;
+    switch (f.type) {
+      case KTRACK_FETCH_T_STRING:
+      case KTRACK_FETCH_T_USTRING:
+        t = FieldType::DynString;
+        size = 4;
+        break;
+      case KTRACK_FETCH_T_SYMBOL:
+        t = FieldType::Symbol;
+        break;
+      case KTRACK_FETCH_T_S:
+        t = f.size == 1   ? FieldType::S8
+            : f.size == 2 ? FieldType::S16
+            : f.size == 4 ? FieldType::S32
+                          : FieldType::S64;
+        break;
+      case KTRACK_FETCH_T_U:
+        t = f.size == 1   ? FieldType::U8
+            : f.size == 2 ? FieldType::U16
+            : f.size == 4 ? FieldType::U32
+                          : FieldType::U64;
+        break;
+      default:
+        t = f.size == 1   ? FieldType::X8
+            : f.size == 2 ? FieldType::X16
+            : f.size == 4 ? FieldType::X32
+                          : FieldType::X64;
+        break;
+    }
+    s.fields.push_back(make_field(f.name, t, f.slot, size));
+  }
+  return s;
+}
+
+void register_probe_schemas(int fd, SchemaRegistry &reg) {
+  ProbeClient pc(fd);
+  for (const auto &p : pc.list()) {
+    ProbeSchema ps = schema_from_desc(pc.get(p.id));
+    reg.add(probe_decoder_schema(p.id, ps));
+  }
+}
+
+CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth, uint64_t hit_limit) {
+  CompiledProbe c;
+  c.spec = parse_probe_spec(text);
+  if (stack_depth > KTRACK_PROBE_MAX_STACK)
+    throw UsageError(fmt::format("--stack must be 0..{}", KTRACK_PROBE_MAX_STACK));
+  c.spec.stack_depth = stack_depth;
+  c.spec.hit_limit = hit_limit;
+  SystemSymbols syms;
+  resolve_symbols(c.spec, syms);
+  if (BtfResolver::needed(c.spec) || !c.spec.args.empty()) {
+    auto btf = BtfResolver::open_system();
+    if (btf)
+      btf->resolve(c.spec);
+    else
+      reject_btf_names(c.spec, "/sys/kernel/btf/vmlinux does not exist");
+  }
+  c.blob = compile_probe(c.spec);
+  return c;
+}
+
+}  // namespace ktrack

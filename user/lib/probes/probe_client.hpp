@@ -1,0 +1,74 @@
+// The probe ioctls of /dev/ktrack (KTRACK_IOC_PROBE_*), with every errno
+// turned into a sentence that says what to fix, and the bridge from a
+// probe's description to the decoder's SchemaRegistry.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <uapi/ktrack.h>
+
+#include "format/event.hpp"
+#include "probes/probe_spec.hpp"
+
+namespace ktrack {
+
+struct ProbeAdded {
+  uint32_t id = 0;
+  uint32_t state = 0;
+  uint32_t mechanism = 0;
+};
+
+struct ProbeInfo {
+  uint32_t id = 0;
+  uint32_t kind = 0;
+  uint32_t mechanism = 0;
+  uint32_t state = 0;
+  uint64_t hits = 0, misses = 0, filtered = 0, dropped = 0, faults = 0;
+  uint64_t idle = 0;  // hits while the session was not recording (part of hits)
+  uint32_t nr_funcs = 0;
+  uint32_t arm_count = 0;
+  std::string name;
+  std::string target;
+};
+
+// The sentence for a failed PROBE_ADD of 'spec' (exposed for tests).
+std::string explain_probe_add_errno(const ProbeSpec &spec, int err);
+
+class ProbeClient {
+ public:
+  explicit ProbeClient(int fd) : fd_(fd) {}
+
+  // Adds the compiled probe; throws Error with a sentence on failure.
+  ProbeAdded add(const ProbeSpec &spec, const std::vector<uint8_t> &blob) const;
+  // Raw add: returns 0 or -errno (tests send malformed blobs).
+  int add_raw(const void *blob, uint32_t size, ProbeAdded *out) const;
+  // Deletes by name; false when there is no such probe.
+  bool del(const std::string &name) const;
+  void del_all() const;
+  std::vector<ProbeInfo> list() const;
+  // The description blob of probe 'id' (to decode its records).
+  std::vector<uint8_t> get(uint32_t id) const;
+
+ private:
+  int fd_;
+};
+
+// The decoder schema of one probe (its records' data[] fields by name).
+Schema probe_decoder_schema(uint32_t id, const ProbeSchema &ps);
+
+// Registers a schema for every probe of the session behind 'fd' (so records
+// of probes added by another ktrackctl decode with field names).
+void register_probe_schemas(int fd, SchemaRegistry &reg);
+
+// Parses, resolves (kallsyms, tracefs, BTF) and compiles a spec for the
+// running kernel: what 'probe add' and 'trace' do before the ioctl.
+struct CompiledProbe {
+  ProbeSpec spec;
+  std::vector<uint8_t> blob;
+};
+CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth = 0,
+                                       uint64_t hit_limit = 0);
+
+}  // namespace ktrack

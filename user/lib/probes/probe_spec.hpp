@@ -1,0 +1,173 @@
+// Probe specs: the text a user writes (close to ftrace's kprobe_events),
+// parsed into a ProbeSpec, resolved (symbols, globs, BTF names) and compiled
+// into the binary description of include/uapi/ktrack.h.
+//
+//   p[:NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]
+//   r[MAXACTIVE][:NAME] [MOD:]SYM [FETCHARGS] [if COND]
+//   f[:NAME] GLOB|SYM,SYM,...[%return|%both] [FETCHARGS] [if COND]
+//   t[:NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]
+//   FETCHARG: [NAME=]FETCH[:TYPE] | BTF-EXPR[:TYPE] | $$args
+//   FETCH: $argN $retval $duration $stackN $comm $cpu %REG @SYM[+-OFF] @ADDR
+//          +|-[u]OFFS(FETCH)
+//   TYPE: u8..u64 s8..s64 x8..x64 string ustring symbol, TYPE[N]
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <uapi/ktrack.h>
+
+#include "util/error.hpp"
+
+namespace ktrack {
+
+// A syntax error at a character of the spec: what() is the message, then the
+// spec, then a caret under the offending character (ftrace style).
+class SpecError : public UsageError {
+ public:
+  SpecError(const std::string &spec, size_t pos, const std::string &message);
+  size_t pos() const { return pos_; }
+  const std::string &message() const { return message_; }
+
+ private:
+  size_t pos_;
+  std::string message_;
+};
+
+enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint };
+
+struct FetchArg {
+  std::string name;
+  size_t pos = 0;  // where it starts in the spec (errors)
+  uint8_t src = 0;
+  uint8_t type = 0;
+  uint8_t size = 8;
+  uint16_t count = 1;
+  uint16_t flags = 0;
+  int64_t param = 0;
+  std::vector<int32_t> deref;
+  bool type_given = false;
+  std::string symbol;     // @SYM: resolved into param
+  std::string btf_expr;   // a BTF name expression, resolved later
+  bool all_args = false;  // $$args, expanded by BTF resolution
+};
+
+struct FilterInsn {
+  ktrack_probe_insn insn{};
+  std::string str;  // string operand (added to the string table)
+};
+
+struct ProbeSpec {
+  std::string text;  // the spec as written
+  ProbeKind kind = ProbeKind::kKprobe;
+  std::string name;
+  bool name_given = false;
+  std::string module;
+  std::string symbol;
+  uint64_t addr = 0;
+  uint64_t offset = 0;
+  uint32_t maxactive = 0;
+  // f: patterns as written, then the resolved functions
+  std::vector<std::string> patterns;
+  std::vector<std::string> funcs;
+  bool entry = true;
+  bool exit = false;
+  // t
+  std::string subsys;
+  std::string event;
+  std::vector<FetchArg> args;
+  std::string filter;  // COND text after "if"
+  size_t filter_pos = 0;
+  std::vector<FilterInsn> program;  // compiled filter
+  // options
+  uint32_t stack_depth = 0;
+  uint64_t hit_limit = 0;
+
+  bool has_exit() const { return kind == ProbeKind::kKretprobe || (kind == ProbeKind::kFuncs && exit); }
+};
+
+// Parses 'text' (syntax only: symbols are not looked up).  Throws SpecError.
+ProbeSpec parse_probe_spec(const std::string &text);
+
+// Where names are looked up; the default reads /proc/kallsyms and tracefs.
+class SymbolSource {
+ public:
+  virtual ~SymbolSource() = default;
+  // Addresses of 'name' (in 'module' when not empty); empty when unknown.
+  virtual std::vector<uint64_t> lookup(const std::string &module, const std::string &name) = 0;
+  // Functions ftrace can attach to (available_filter_functions), "name" or
+  // "name [mod]".
+  virtual std::vector<std::string> filter_functions() = 0;
+  // Is 'subsys/event' (subsys may be empty) a tracepoint?  Returns the event.
+  virtual bool tracepoint_exists(const std::string &subsys, const std::string &event) = 0;
+  // Other names of the function at the address of core-kernel 'name'
+  // (__x64_sys_getppid and __do_sys_getppid share one), address order.
+  virtual std::vector<std::string> aliases(const std::string &name) = 0;
+};
+
+class KallsymsIndex;
+// The running system's symbols (host/kallsyms, host/tracefs); kallsyms is
+// read once, at the first lookup.
+class SystemSymbols : public SymbolSource {
+ public:
+  SystemSymbols();
+  ~SystemSymbols() override;
+  std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override;
+  std::vector<std::string> filter_functions() override;
+  bool tracepoint_exists(const std::string &subsys, const std::string &event) override;
+  std::vector<std::string> aliases(const std::string &name) override;
+
+ private:
+  const KallsymsIndex &kallsyms();
+  std::unique_ptr<KallsymsIndex> kallsyms_;
+  bool loaded_ = false;
+  std::vector<std::string> funcs_;
+};
+
+// Resolves @SYM addresses, f globs into function lists, checks symbols are
+// unique (MOD:SYM disambiguates) and tracepoints exist.  Throws SpecError.
+void resolve_symbols(ProbeSpec &spec, SymbolSource &syms);
+
+// Compiles 'spec.filter' against the fetch args into spec.program.
+void compile_filter(ProbeSpec &spec);
+
+// Builds the description blob (struct ktrack_probe_desc + sections).
+std::vector<uint8_t> compile_probe(const ProbeSpec &spec);
+
+// The decoding side: fetch layout and field formatting from a blob.
+struct ProbeField {
+  std::string name;
+  uint8_t type = 0;
+  uint8_t size = 0;
+  uint16_t count = 1;
+  uint16_t slot = 0;
+};
+
+struct ProbeSchema {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t kind = 0;
+  std::string spec;
+  std::vector<ProbeField> fields;
+};
+
+// Parses a blob (as compile_probe() made it or KTRACK_IOC_PROBE_GET
+// returned it); throws Error when it is malformed.
+ProbeSchema schema_from_desc(const std::vector<uint8_t> &blob);
+
+// Slot layout rule of uapi/ktrack.h; returns bytes of the fixed part.
+uint32_t layout_fields(std::vector<ProbeField> &fields);
+
+// "name=value name=value ..." for one record's data[].
+std::string format_probe_fields(const ProbeSchema &schema, const uint8_t *data, size_t len,
+                                uint32_t fault_mask);
+
+// Names for display.
+const char *mechanism_name(uint32_t mech);
+const char *probe_state_name(uint32_t state);
+const char *probe_kind_name(uint32_t kind);
+
+}  // namespace ktrack

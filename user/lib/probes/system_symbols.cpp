@@ -1,0 +1,40 @@
+// SymbolSource of the running system: kallsyms and tracefs through host/.
+#include "host/kallsyms.hpp"
+#include "host/tracefs.hpp"
+#include "probes/probe_spec.hpp"
+#include "util/text.hpp"
+
+namespace ktrack {
+
+SystemSymbols::SystemSymbols() = default;
+SystemSymbols::~SystemSymbols() = default;
+
+const KallsymsIndex &SystemSymbols::kallsyms() {
+  if (!kallsyms_) kallsyms_ = std::make_unique<KallsymsIndex>(KallsymsIndex::system());
+  return *kallsyms_;
+}
+
+std::vector<uint64_t> SystemSymbols::lookup(const std::string &module, const std::string &name) {
+  return kallsyms().lookup(module, name);
+}
+
+std::vector<std::string> SystemSymbols::aliases(const std::string &name) { return kallsyms().aliases(name); }
+
+std::vector<std::string> SystemSymbols::filter_functions() {
+  if (loaded_) return funcs_;
+  loaded_ = true;
+  if (auto text = tracefs_read("available_filter_functions")) {
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      std::string_view line = next_line(rest);
+      if (!line.empty()) funcs_.emplace_back(line);
+    }
+  }
+  return funcs_;
+}
+
+bool SystemSymbols::tracepoint_exists(const std::string &subsys, const std::string &event) {
+  return tracefs_event_exists(subsys, event);
+}
+
+}  // namespace ktrack

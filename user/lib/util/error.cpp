@@ -1,0 +1,51 @@
+#include "util/error.hpp"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ktrack {
+
+SysError::SysError(const std::string &action, int err) : Error(explain_errno(action, err)), err_(err) {}
+
+namespace {
+
+// Advice for errno values that mean the same thing for every /dev/ktrack call.
+const char *generic_advice(int err) {
+  switch (err) {
+    case EPERM:
+    case EACCES:
+      return "this needs root (CAP_PERFMON or CAP_SYS_ADMIN): run it with sudo";
+    case ENOENT:
+      return "the ktrack module is not loaded: run 'sudo ktrackctl load'";
+    case ENOTTY:
+      return "the loaded ktrack module does not know this request: load the module that matches "
+             "this ktrackctl ('sudo ktrackctl unload && sudo ktrackctl load')";
+    case EFAULT:
+      return "the kernel could not read or write the request's memory (a bug in the caller)";
+    case EINVAL:
+      return "the kernel rejected a value in the request as invalid";
+    case E2BIG:
+      return "a size in the request is larger than the kernel allows";
+    case EBUSY:
+      return "the resource is in use: stop the session or close its readers first";
+    case ENOMEM:
+      return "the kernel is out of memory for this request: ask for smaller buffers";
+    case ENODEV:
+    case ENXIO:
+      return "the ktrack device is gone (module unloaded?): run 'sudo ktrackctl load'";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string explain_errno(const std::string &action, int err) {
+  const char *advice = generic_advice(err);
+  if (advice) return fmt::format("cannot {}: {} ({})", action, advice, std::strerror(err));
+  return fmt::format("cannot {}: {}", action, std::strerror(err));
+}
+
+}  // namespace ktrack
