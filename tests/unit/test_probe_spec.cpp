@@ -90,7 +90,7 @@ const BadSpec kBad[] = {
     {"p vfs_read $arg1:u32[100]", "100]", "array size must be"},
     {"p vfs_read $arg1:u32[4", "", "must end with ']'"},
     {"p vfs_read +0($arg1):u32[4]x", "x", "after ']'"},
-    {"p vfs_read $arg1:u32[4]", "u32[4]", "an array is read from memory"},
+    {"p vfs_read $arg1:u32[4]", ":u32[4]", "an array is read from memory"},
     {"p vfs_read +0($arg1):string[2]", "[2]", "strings cannot be arrays"},
     {"p vfs_read +8$arg1", "+8$arg1", "needs parentheses"},
     {"p vfs_read +8($arg1", "", "missing ')'"},

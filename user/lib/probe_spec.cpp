@@ -420,7 +420,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     }
     if (v.rfind("stack", 0) == 0) {
       auto n = parse_uint(v.substr(5));
-      if (!n || *n > 511) err(pos, "stack entries are $stack0..$stack511 (one page of stack)");
+      if (!n || *n > 1024) err(pos, "stack entries are $stack0..$stack1024");
       if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no stack registers: use $argN");
       a.src = KTRACK_FETCH_SRC_STACK;
       a.param = (int64_t)*n;
@@ -629,7 +629,7 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
       err(base + colon + 1, "$comm is a string: use :string or no type");
     parse_type(s.substr(colon + 1), base + colon + 1, a);
     if (a.count > 1 && a.deref.empty() && a.btf_expr.empty())
-      err(base + colon + 1, "an array is read from memory: use +OFFS(FETCH):TYPE[N]");
+      err(base + colon, "an array is read from memory: use +OFFS(FETCH):TYPE[N]");  // ftrace's caret
     bool str = a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING;
     if (str && a.deref.empty() && (a.src == KTRACK_FETCH_SRC_STACK || a.src == KTRACK_FETCH_SRC_REG))
       err(base + colon + 1,
