@@ -36,12 +36,13 @@ const Command probe_cmd(30, [](CLI::App &app) {
   probe->require_subcommand(1);
   probe->footer(
       "SPEC (close to ftrace's kprobe_events):\n"
-      "  p[:NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]   kprobe\n"
+      "  p[:NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]   kprobe (SYM%return: a return probe)\n"
       "  r[MAXACTIVE][:NAME] [MOD:]SYM [FETCHARGS] [if COND]    return probe ($retval, $duration)\n"
       "  f[:NAME] GLOB|SYM,SYM..[%return|%both] [FETCHARGS]     function entries/exits\n"
       "  t[:NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]          tracepoint ($argN = its arguments)\n"
       "FETCHARGS: [NAME=]FETCH[:TYPE]; FETCH: $argN %REG $retval $duration $stackN $comm $cpu\n"
-      "  @SYM[+OFF] @ADDR +|-OFFS(FETCH) +uOFFS(FETCH), BTF names (file->f_pos, $arg2->pid), $$args\n"
+      "  @SYM[+OFF] @ADDR +|-OFFS(FETCH) +uOFFS(FETCH) \\IMM $stack, BTF names (file->f_pos, $arg2->pid,\n"
+      "  $retval->name), $$args or $arg* (every argument); NAME may be GROUP/NAME (GROUP is ignored)\n"
       "TYPE: u8..u64 s8..s64 x8..x64 string ustring symbol TYPE[N]\n"
       "COND: FIELD OP VALUE joined by && || ! ( ); FIELD: an argument, pid, tgid, comm, cpu;\n"
       "  OP: == != < <= > >= & ~ (glob)\n"
