@@ -161,6 +161,7 @@ void Parser::run() {
         n = s_.event;
         break;
     }
+    std::replace(n.begin(), n.end(), '.', '_');  // foo.isra.0: p_foo_isra_0_0, as ftrace names it
     if (n.size() >= KTRACK_PROBE_NAME_MAX) n.resize(KTRACK_PROBE_NAME_MAX - 1);
     s_.name = n;
   }
@@ -613,10 +614,10 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
     if (s.empty()) err(base, "missing fetch argument after '='");
   }
   if (s.size() > 63) err(base, "the fetch argument is too long (max 63 characters)");
-  // TYPE: after the last ':' that is outside parentheses
+  // TYPE: after the first ':' that is outside parentheses (ftrace: the first)
   size_t colon = std::string::npos;
   int depth = 0;
-  for (size_t k = 0; k < s.size(); k++) {
+  for (size_t k = 0; k < s.size() && colon == std::string::npos; k++) {
     if (s[k] == '(') depth++;
     if (s[k] == ')') depth--;
     if (s[k] == ':' && depth == 0) colon = k;
