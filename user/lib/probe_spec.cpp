@@ -612,6 +612,7 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
     s = s.substr(eq + 1);
     base += eq + 1;
     if (s.empty()) err(base, "missing fetch argument after '='");
+    if (s.find('=') != std::string::npos) err(base, "an argument has one NAME=: NAME=FETCH[:TYPE]");
   }
   if (s.size() > 63) err(base, "the fetch argument is too long (max 63 characters)");
   // TYPE: after the first ':' that is outside parentheses (ftrace: the first)
