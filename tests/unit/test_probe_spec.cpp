@@ -57,19 +57,23 @@ const BadSpec kBad[] = {
     {"p:", "", "missing probe name"},
     {"p: vfs_read", " vfs_read", "missing probe name"},
     {"p:9bad vfs_read", "9bad", "C identifier"},
-    {"p:a/b vfs_read", "a/b", "groups are not supported"},
+    {"p:/b vfs_read", "/b", "missing group name"},
+    {"p:a/ vfs_read", " vfs_read", "missing probe name"},
+    {"p:a.1/b vfs_read", "a.1", "group name must be a C identifier"},
     {"p:averyveryveryveryverylongprobename vfs_read", "avery", "too long"},
     {"p5 vfs_read", "5", "MAXACTIVE is only for return probes"},
     {"r0 vfs_read", "0", "MAXACTIVE must be"},
     {"r99999 vfs_read", "99999", "MAXACTIVE must be"},
     {"rx vfs_read", "x", "expected ':NAME'"},
-    {"p vfs_read-8", "-8", "negative offset"},
-    {"p vfs_read+zz", "zz", "bad offset"},
-    {"p vfs_r%ead", "%", "bad character in the symbol"},
+    {"p vfs_read-8", "vfs_read-8", "negative offset"},
+    {"p vfs_read+zz", "vfs_read+zz", "bad offset"},
+    {"p vfs_r%ead", "%", "unknown suffix"},
+    {"p vfs_r-ead", "vfs_r-ead", "negative offset"},
     {"p :vfs_read", ":vfs", "missing module name"},
     {"p mod:", "", "missing symbol"},
     {"p 0xzz", "0xzz", "bad address"},
-    {"r vfs_read+8", "+8", "return probes go on a function entry"},
+    {"r vfs_read+8", "vfs_read+8", "return probes go on a function entry"},
+    {"p vfs_read+8%return", "vfs_read+8", "return probes go on a function entry"},
     {"r 0xffffffff81000000", "0xf", "return probes need a function symbol"},
     {"p vfs_read +8($arg9):u32", "$arg9", "function arguments are $arg1..$arg6"},
     {"p vfs_read $arg0", "$arg0", "function arguments are $arg1..$arg6"},
@@ -84,15 +88,18 @@ const BadSpec kBad[] = {
     {"p vfs_read $arg1:", "", "missing type"},
     {"p vfs_read $arg1:u32[0]", "0]", "array size must be"},
     {"p vfs_read $arg1:u32[100]", "100]", "array size must be"},
-    {"p vfs_read $arg1:u32[4", "[4", "must end with ']'"},
-    {"p vfs_read $arg1:u32[4]", "$arg1", "an array is read from memory"},
+    {"p vfs_read $arg1:u32[4", "", "must end with ']'"},
+    {"p vfs_read +0($arg1):u32[4]x", "x", "after ']'"},
+    {"p vfs_read $arg1:u32[4]", ":u32[4]", "an array is read from memory"},
     {"p vfs_read +0($arg1):string[2]", "[2]", "strings cannot be arrays"},
     {"p vfs_read +8$arg1", "+8$arg1", "needs parentheses"},
-    {"p vfs_read +8($arg1", "", "unbalanced parentheses"},
-    {"p vfs_read +zz($arg1)", "zz", "bad dereference offset"},
-    {"p vfs_read +0(+0(+0(+0(+0($arg1)))))", "+0($arg1)", "nested too deep"},
+    {"p vfs_read +8($arg1", "", "missing ')'"},
+    {"p vfs_read +0(+0($arg1)", ")", "missing ')'"},
+    {"p vfs_read +0($arg1)x", "x", "unexpected text after ')'"},
+    {"p vfs_read +zz($arg1)", "+zz", "bad dereference offset"},
+    {"p vfs_read +0(+0(+0(+0(+0($arg1)))))", "+0(+0(+0(+0($arg1", "nested too deep"},
     {"p vfs_read +0($comm)", "$comm)", "$comm cannot be dereferenced"},
-    {"p vfs_read $comm:u32", "$comm", "$comm is a string"},
+    {"p vfs_read $comm:u32", "u32", "$comm is a string"},
     {"p vfs_read =$arg1", "=$arg1", "missing argument name"},
     {"p vfs_read 1x=$arg1", "1x", "C identifier"},
     {"p vfs_read a=", "", "missing fetch argument"},
@@ -120,14 +127,22 @@ const BadSpec kBad[] = {
     {"p vfs_read a=$arg1 if comm == \"abc", "\"abc", "unterminated string"},
     {"p vfs_read a=$arg1 if a == 0xzz", "0xzz", "bad number"},
     // Accepted once, and recorded the wrong thing (ftrace refuses each):
-    {"p vfs_read @+10", "+10", "missing symbol: use @SYM[+OFFS]"},
-    {"p vfs_read @-8", "-8", "missing symbol: use @SYM[+OFFS]"},
+    {"p vfs_read @+10", "@+10", "missing symbol: use @SYM[+OFFS]"},
+    {"p vfs_read @-8", "@-8", "missing symbol: use @SYM[+OFFS]"},
     {"p vfs_read+8 $arg1", "$arg1", "$argN are only at function entry"},
     {"p vfs_read+8 x=+0($arg2):u8", "$arg2", "$argN are only at function entry"},
     {"p vfs_read+8 $$args", "$$args", "$$args are only at function entry"},
     {"p vfs_read+8 file->f_pos", "file", "argument names are only at function entry"},
-    {"p vfs_read %ax:string", "%ax", "a register holds no string"},
-    {"p vfs_read a=%di:ustring", "a=%di", "a register holds no string"},
+    {"p vfs_read %ax:string", "string", "a register holds no string"},
+    {"p vfs_read $stack0:string", "string", "a stack slot holds no string"},
+    {"f vfs_read %ax", "%ax", "f probes have no registers"},
+    {"p vfs_read $$args $arg*", "$arg*", "only once"},
+    {"p vfs_read x=$arg*", "$arg*", "stands alone"},
+    {"p vfs_read \\x", "x", "bad immediate value"},
+    {"p vfs_read \\\"ab", "", "not closed"},
+    {"r1a vfs_read", "1a", "bad MAXACTIVE"},
+    {"p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))))))))))", "+0(+0(", "too long"},
+    {"p vfs_read a=%di:ustring", "ustring", "a register holds no string"},
 };
 
 }  // namespace
@@ -423,12 +438,27 @@ TEST_F(Btf, TracepointArguments) {
   EXPECT_EQ(KTRACK_FETCH_T_S, t.args[1].type);
 }
 
+// ftrace 6.12 reads a lone $argN through BTF: :string needs a char pointer
+// there, and $arg* is $$args.
+TEST_F(Btf, LoneArgNAndArgStar) {
+  auto s = parse_probe_spec("p do_sys_open $arg2:string");
+  btf_->resolve(s);
+  EXPECT_EQ(KTRACK_FETCH_T_STRING, s.args[0].type);
+  auto a = parse_probe_spec("p vfs_read $arg*");
+  btf_->resolve(a);
+  ASSERT_EQ(4u, a.args.size());
+  EXPECT_EQ("file", a.args[0].name);
+}
+
 TEST_F(Btf, ErrorsPointAtTheArgument) {
   struct {
     const char *spec, *marker, *msg;
   } bad[] = {{"p vfs_read nosuch", "nosuch", "no argument named 'nosuch'"},
-             {"p vfs_read file->nosuch", "file->", "has no member 'nosuch'"},
-             {"p vfs_read count->x", "count->", "is not a pointer"},
+             {"p vfs_read file->nosuch", "nosuch", "has no member 'nosuch'"},  // ftrace's caret
+             {"p vfs_read count->x", "x", "is not a pointer"},
+             {"p vfs_read $arg1:string", "$arg1", "not a char pointer or array"},
+             {"p kfree $arg2", "$arg2", "the function has 1 argument: there is no $arg2"},
+             {"f vfs_read%return $retval->foo", "foo", "is not a pointer"},
              {"p vfs_read file.f_pos", "file.", "use '->'"},
              {"p no_such_function_xyz a", "a", "no BTF for function"},
              // accepted once, recording garbage (ftrace refuses each)

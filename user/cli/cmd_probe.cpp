@@ -5,10 +5,12 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
 #include "command.hpp"
 #include "device/capture.hpp"
 #include "device/session.hpp"
+#include "probes/probe_batch.hpp"
 #include "probes/probe_client.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/error.hpp"
@@ -33,12 +35,13 @@ const Command probe_cmd(30, [](CLI::App &app) {
   probe->require_subcommand(1);
   probe->footer(
       "SPEC (close to ftrace's kprobe_events):\n"
-      "  p[:NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]   kprobe\n"
+      "  p[:NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]   kprobe (SYM%return: a return probe)\n"
       "  r[MAXACTIVE][:NAME] [MOD:]SYM [FETCHARGS] [if COND]    return probe ($retval, $duration)\n"
       "  f[:NAME] GLOB|SYM,SYM..[%return|%both] [FETCHARGS]     function entries/exits\n"
       "  t[:NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]          tracepoint ($argN = its arguments)\n"
       "FETCHARGS: [NAME=]FETCH[:TYPE]; FETCH: $argN %REG $retval $duration $stackN $comm $cpu\n"
-      "  @SYM[+OFF] @ADDR +|-OFFS(FETCH) +uOFFS(FETCH), BTF names (file->f_pos, $arg2->pid), $$args\n"
+      "  @SYM[+OFF] @ADDR +|-OFFS(FETCH) +uOFFS(FETCH) \\IMM $stack, BTF names (file->f_pos, $arg2->pid,\n"
+      "  $retval->name), $$args or $arg* (every argument); NAME may be GROUP/NAME (GROUP is ignored)\n"
       "TYPE: u8..u64 s8..s64 x8..x64 string ustring symbol TYPE[N]\n"
       "COND: FIELD OP VALUE joined by && || ! ( ); FIELD: an argument, pid, tgid, comm, cpu;\n"
       "  OP: == != < <= > >= & ~ (glob)\n"
@@ -118,12 +121,31 @@ const Command probe_cmd(30, [](CLI::App &app) {
   auto cout_path = std::make_shared<std::string>();
   auto cstack = std::make_shared<uint32_t>(0);
   auto climit = std::make_shared<uint64_t>(0);
+  auto cbatch = std::make_shared<std::string>();
   auto *comp = probe->add_subcommand("compile", "Compile SPEC to its binary description (no kernel change)");
-  comp->add_option("spec", *cspec, "The probe spec")->required();
+  auto *spec_opt = comp->add_option("spec", *cspec, "The probe spec");
+  auto *batch_opt = comp->add_option(
+      "--batch", *cbatch,
+      "Compile one spec per line of FILE ('-': stdin), kallsyms and BTF read once; print one verdict "
+      "per line: 'ok NAME', 'error POS MESSAGE' (POS: the caret's offset) or 'error - MESSAGE'");
+  spec_opt->excludes(batch_opt);
   comp->add_option("-o,--output", *cout_path, "Write the description here (default: print a summary)");
   comp->add_option("--stack", *cstack, "Kernel stack frames to capture");
   comp->add_option("--limit", *climit, "Hit limit");
-  comp->callback([cspec, cout_path, cstack, climit] {
+  comp->callback([cspec, cout_path, cstack, climit, cbatch] {
+    if (!cbatch->empty()) {
+      ktrack::SystemSymbols syms;
+      auto pc = ktrack::ProbeCompiler::for_system(syms);
+      if (*cbatch == "-") {
+        ktrack::compile_batch(pc, std::cin, std::cout);
+        return;
+      }
+      std::ifstream in(*cbatch);
+      if (!in) throw ktrack::Error(fmt::format("cannot read {}", *cbatch));
+      ktrack::compile_batch(pc, in, std::cout);
+      return;
+    }
+    if (cspec->empty()) throw ktrack::UsageError("probe compile needs a SPEC (or --batch FILE)");
     auto c = ktrack::compile_probe_for_system(*cspec, *cstack, *climit);
     if (!cout_path->empty()) {
       std::ofstream out(*cout_path, std::ios::binary);

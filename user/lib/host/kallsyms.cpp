@@ -49,8 +49,8 @@ std::string read_kallsyms() {
   return text;
 }
 
-KallsymsIndex::KallsymsIndex(std::string text) : text_(std::move(text)) {
-  std::string_view rest = text_;
+KallsymsIndex::KallsymsIndex(std::string text) : text_(std::make_unique<const std::string>(std::move(text))) {
+  std::string_view rest = *text_;
   while (!rest.empty()) {
     std::string_view line = next_line(rest);
     if (line.empty() || line[0] == '#') continue;
@@ -66,10 +66,18 @@ KallsymsIndex KallsymsIndex::system() {
   return KallsymsIndex(read_file(env_or("KTRACK_KALLSYMS", "/proc/kallsyms")).value_or(""));
 }
 
+const std::vector<uint32_t> &KallsymsIndex::by_name(std::string_view name) const {
+  static const std::vector<uint32_t> none;
+  if (name_index_.empty())
+    for (uint32_t i = 0; i < syms_.size(); i++) name_index_[syms_[i].name].push_back(i);
+  auto it = name_index_.find(name);
+  return it == name_index_.end() ? none : it->second;
+}
+
 std::vector<uint64_t> KallsymsIndex::lookup(std::string_view module, std::string_view name) const {
   std::vector<uint64_t> out;
-  for (const auto &s : syms_)
-    if (s.name == name && (module.empty() || s.module == module)) out.push_back(s.addr);
+  for (uint32_t i : by_name(name))
+    if (module.empty() || syms_[i].module == module) out.push_back(syms_[i].addr);
   return out;
 }
 
@@ -89,8 +97,8 @@ const std::vector<uint64_t> *KallsymsIndex::find_text(const std::string &name,
 
 std::vector<std::string> KallsymsIndex::aliases(std::string_view name) const {
   uint64_t want = 0;
-  for (const auto &s : syms_)
-    if (s.module.empty() && is_text(s.type) && s.name == name) want = s.addr;
+  for (uint32_t i : by_name(name))
+    if (syms_[i].module.empty() && is_text(syms_[i].type)) want = syms_[i].addr;
   std::vector<std::string> out;
   if (!want) return out;
   for (const auto &s : syms_)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +32,8 @@ class KallsymsIndex {
     std::string_view module;  // "" for the core kernel
   };
   explicit KallsymsIndex(std::string text);
+  KallsymsIndex(KallsymsIndex &&) = default;  // the text stays where it is: views stay valid
+  KallsymsIndex &operator=(KallsymsIndex &&) = default;
   // /proc/kallsyms as it is now (no module lines needed).
   static KallsymsIndex system();
 
@@ -45,8 +48,10 @@ class KallsymsIndex {
   bool empty() const { return syms_.empty(); }
 
  private:
-  std::string text_;
+  std::unique_ptr<const std::string> text_;
   std::vector<Sym> syms_;
+  const std::vector<uint32_t> &by_name(std::string_view name) const;
+  mutable std::unordered_map<std::string_view, std::vector<uint32_t>> name_index_;  // name -> syms_, lazily
   mutable std::unordered_map<std::string, std::vector<uint64_t>> text_index_;  // "mod\0name", built lazily
 };
 

@@ -223,6 +223,13 @@ Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
   return p;
 }
 
+// A lone $argN (not NAME=$argN, not inside +OFFS()): what ftrace 6.12
+// checks against the prototype.
+bool is_plain_arg(const ProbeSpec &spec, const FetchArg &a) {
+  return a.src == KTRACK_FETCH_SRC_ARG && a.deref.empty() && a.btf_expr.empty() && !a.all_args &&
+         spec.text.compare(a.pos, 4, "$arg") == 0;
+}
+
 void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
   const struct btf *b = c.btf;
   const std::string &e = a.btf_expr;
@@ -233,7 +240,20 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
   const struct btf_param *params = btf_params(p.proto);
   int nparams = btf_vlen(p.proto) - p.first;
   int idx = -1;
-  if (root.rfind("$arg", 0) == 0) {
+  // errors about a member put the caret under it, as ftrace does
+  size_t expr_at = c.spec.text.find(e, c.pos);
+  auto member_err = [&](size_t st, const std::string &m) {
+    Ctx mc{c.spec, b, expr_at == std::string::npos ? c.pos : expr_at + st};
+    mc.err(m);
+  };
+  uint32_t type = 0;
+  if (root == "$retval") {  // $retval->member: the return type
+    if (!p.proto || c.spec.kind == ProbeKind::kTracepoint) c.err("$retval has no BTF type here");
+    if (p.proto->type == 0) c.err("the function returns void: $retval has no value to record");
+    a.src = KTRACK_FETCH_SRC_RETVAL;
+    a.param = 0;
+    type = p.proto->type;
+  } else if (root.rfind("$arg", 0) == 0) {
     idx = std::atoi(root.c_str() + 4) - 1;
   } else {
     for (int i = 0; i < nparams; i++) {
@@ -249,13 +269,15 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
       c.err(fmt::format("no argument named '{}' (arguments: {})", root, names));
     }
   }
-  if (idx < 0 || idx >= nparams || idx >= KTRACK_FETCH_MAX_ARG)
-    c.err(fmt::format("argument {} is not passed in a register (only the first {})", root,
-                      KTRACK_FETCH_MAX_ARG));
-  a.src = KTRACK_FETCH_SRC_ARG;
-  a.param = idx + 1;
+  if (root != "$retval") {
+    if (idx < 0 || idx >= nparams || idx >= KTRACK_FETCH_MAX_ARG)
+      c.err(fmt::format("argument {} is not passed in a register (only the first {})", root,
+                        KTRACK_FETCH_MAX_ARG));
+    a.src = KTRACK_FETCH_SRC_ARG;
+    a.param = idx + 1;
+    type = params[idx + p.first].type;
+  }
   a.deref.clear();
-  uint32_t type = params[idx + p.first].type;
   bool in_memory = false;
   while (k < e.size()) {
     bool arrow = e.compare(k, 2, "->") == 0;
@@ -268,7 +290,8 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
     uint32_t sid;
     if (arrow) {
       if (!t || !btf_is_ptr(t))
-        c.err(fmt::format("'{}' is not a pointer: use '.' for '{}'", e.substr(0, st - 2), member));
+        member_err(st, fmt::format("'{}' is not a pointer to a struct or union: use '.' for '{}'",
+                                   e.substr(0, st - 2), member));
       sid = strip(b, t->type);
     } else {
       if (!in_memory)
@@ -278,7 +301,7 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
     uint32_t bit_off = 0, mtype = 0;
     bool bitfield = false;
     if (!find_member(b, sid, member, bit_off, mtype, bitfield))
-      c.err(fmt::format("{} has no member '{}'", type_name(b, sid), member));
+      member_err(st, fmt::format("{} has no member '{}'", type_name(b, sid), member));
     if (bitfield || bit_off % 8)
       c.err(fmt::format("'{}' is a bitfield: bitfields are not supported", member));
     int32_t off = (int32_t)(bit_off / 8);
@@ -311,9 +334,12 @@ void BtfResolver::resolve(ProbeSpec &spec) {
     std::vector<FetchArg> out;
     bool need_proto = needed(spec);
     bool typed_retval = false;  // also: $retval on a function that returns void is refused
-    for (const auto &a : spec.args)
+    bool plain_args = false;    // and $argN past the prototype's arguments, or :string on a non-string
+    for (const auto &a : spec.args) {
       if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty()) typed_retval = true;
-    if (!need_proto && !typed_retval) {
+      if (is_plain_arg(spec, a)) plain_args = true;
+    }
+    if (!need_proto && !typed_retval && !plain_args) {
       if (mod_btf) btf__free(mod_btf);
       return;
     }
@@ -349,6 +375,15 @@ void BtfResolver::resolve(ProbeSpec &spec) {
       if (!a.btf_expr.empty()) {
         resolve_expr(c, p, a);
         a.btf_expr.clear();
+      } else if (is_plain_arg(spec, a) && p.proto) {
+        // ftrace reads a lone $argN through BTF (as the parameter it names)
+        int n = btf_vlen(p.proto) - p.first;
+        if (a.param > n)
+          c.err(fmt::format("{} has {} argument{}: there is no $arg{}",
+                            spec.kind == ProbeKind::kTracepoint ? "the tracepoint" : "the function", n,
+                            n == 1 ? "" : "s", a.param));
+        if (a.type_given && (a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING))
+          apply_type(c, a, btf_params(p.proto)[a.param - 1 + p.first].type, false);
       } else if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty() && p.proto &&
                  spec.kind != ProbeKind::kTracepoint) {
         uint32_t rt = p.proto->type;

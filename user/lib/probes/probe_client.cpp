@@ -9,6 +9,7 @@
 
 #include "host/sysfs.hpp"
 #include "probes/btf_resolver.hpp"
+#include "probes/probe_batch.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -243,23 +244,8 @@ void register_probe_schemas(int fd, SchemaRegistry &reg) {
 }
 
 CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth, uint64_t hit_limit) {
-  CompiledProbe c;
-  c.spec = parse_probe_spec(text);
-  if (stack_depth > KTRACK_PROBE_MAX_STACK)
-    throw UsageError(fmt::format("--stack must be 0..{}", KTRACK_PROBE_MAX_STACK));
-  c.spec.stack_depth = stack_depth;
-  c.spec.hit_limit = hit_limit;
   SystemSymbols syms;
-  resolve_symbols(c.spec, syms);
-  if (BtfResolver::needed(c.spec) || !c.spec.args.empty()) {
-    auto btf = BtfResolver::open_system();
-    if (btf)
-      btf->resolve(c.spec);
-    else
-      reject_btf_names(c.spec, "/sys/kernel/btf/vmlinux does not exist");
-  }
-  c.blob = compile_probe(c.spec);
-  return c;
+  return ProbeCompiler::for_system(syms).compile(text, stack_depth, hit_limit);
 }
 
 }  // namespace ktrack

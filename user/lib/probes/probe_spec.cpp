@@ -100,6 +100,7 @@ class Parser {
   const std::string &t_;
   ProbeSpec &s_;
   size_t target_pos_ = 0;
+  size_t deref_inner_pos_ = 0;  // where the outermost +OFFS( opens (ftrace's TOO_MANY_OPS caret)
 };
 
 void Parser::run() {
@@ -162,6 +163,7 @@ void Parser::run() {
         n = s_.event;
         break;
     }
+    std::replace(n.begin(), n.end(), '.', '_');  // foo.isra.0: p_foo_isra_0_0, as ftrace names it
     if (n.size() >= KTRACK_PROBE_NAME_MAX) n.resize(KTRACK_PROBE_NAME_MAX - 1);
     s_.name = n;
   }
@@ -194,6 +196,7 @@ void Parser::parse_head(const Tok &tok) {
     auto v = parse_uint(h.substr(digits, i - digits));
     if (!v || *v == 0 || *v > KTRACK_PROBE_MAX_ACTIVE)
       err(tok.pos + digits, fmt::format("MAXACTIVE must be 1..{}", KTRACK_PROBE_MAX_ACTIVE));
+    if (i < h.size() && h[i] != ':') err(tok.pos + digits, "bad MAXACTIVE: use r[N][:NAME] with N a number");
     s_.maxactive = (uint32_t)*v;
   }
   if (i == h.size()) return;
@@ -201,7 +204,19 @@ void Parser::parse_head(const Tok &tok) {
   i++;
   std::string name = h.substr(i);
   if (name.empty()) err(tok.pos + i, "missing probe name after ':'");
-  if (name.find('/') != std::string::npos) err(tok.pos + i, "groups are not supported: use :NAME");
+  size_t slash = name.find('/');
+  if (slash != std::string::npos) {
+    // ftrace's GROUP/EVENT: a session is ktrack's group, so GROUP is only
+    // checked (as ftrace does) and kept; the probe is named EVENT
+    std::string group = name.substr(0, slash);
+    if (group.empty()) err(tok.pos + i, "missing group name before '/'");
+    if (group.size() >= 64) err(tok.pos + i, "group name is too long (max 63 characters)");
+    if (!is_ident(group)) err(tok.pos + i, "group name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    s_.group = group;
+    i += slash + 1;
+    name = h.substr(i);
+    if (name.empty()) err(tok.pos + i, "missing probe name after 'GROUP/'");
+  }
   if (!is_ident(name)) err(tok.pos + i, "probe name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)");
   if (name.size() >= KTRACK_PROBE_NAME_MAX)
     err(tok.pos + i, fmt::format("probe name is too long (max {} characters)", KTRACK_PROBE_NAME_MAX - 1));
@@ -247,8 +262,10 @@ void Parser::parse_target(const Tok &tok) {
       for (size_t k = 0; k < pat.size(); k++) {
         char c = pat[k];
         if (!is_symbol_char(c) && c != '*' && c != '?' && c != '[' && c != ']' && c != '-' && c != '!')
-          err(tok.pos + start + k, c == ':' ? "MOD:SYM is not supported in f probes: name the function"
-                                            : "bad character in a function name or glob");
+          err(tok.pos + start + (c == ':' ? k : 0),
+              c == ':'   ? "MOD:SYM is not supported in f probes: name the function"
+              : c == '+' ? "f probes go on function entries: no +OFFS"
+                         : "bad character in a function name or glob");
       }
       s_.patterns.push_back(pat);
       if (comma == std::string::npos) break;
@@ -267,6 +284,17 @@ void Parser::parse_target(const Tok &tok) {
   }
   std::string rest = x;
   size_t base = 0;
+  size_t pct = rest.find('%');
+  if (pct != std::string::npos) {  // SYM%return: ftrace's other spelling of r
+    if (rest.compare(pct, std::string::npos, "%return") != 0)
+      err(tok.pos + pct, "unknown suffix: the only one is %return (a return probe)");
+    rest.resize(pct);
+    if (s_.kind == ProbeKind::kKprobe) {
+      if (rest.find('+') != std::string::npos)
+        err(tok.pos, "return probes go on a function entry: drop the offset");
+      s_.kind = ProbeKind::kKretprobe;
+    }
+  }
   size_t colon = rest.find(':');
   if (colon != std::string::npos) {
     std::string mod = rest.substr(0, colon);
@@ -289,12 +317,13 @@ void Parser::parse_target(const Tok &tok) {
   if (sym.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos + base, "symbol name is too long");
   s_.symbol = sym;
   if (plus != std::string::npos) {
-    if (rest[plus] == '-') err(tok.pos + base + plus, "a negative offset is not allowed: use +OFFS");
+    // the caret under the whole target, as ftrace puts it
+    if (rest[plus] == '-') err(tok.pos, "a negative offset is not allowed: use SYM+OFFS");
     auto v = parse_uint(rest.substr(plus + 1));
-    if (!v) err(tok.pos + base + plus + 1, "bad offset: use +DECIMAL or +0xHEX");
-    if (*v > (1u << 20)) err(tok.pos + base + plus + 1, "offset is too large");
+    if (!v) err(tok.pos, "bad offset: use SYM+DECIMAL or SYM+0xHEX");
+    if (*v > (1u << 20)) err(tok.pos, "offset is too large");
     if (s_.kind == ProbeKind::kKretprobe && *v)
-      err(tok.pos + base + plus, "return probes go on a function entry: drop the offset");
+      err(tok.pos, "return probes go on a function entry: drop the offset");
     s_.offset = *v;
   }
 }
@@ -303,7 +332,9 @@ void Parser::parse_type(const std::string &s, size_t pos, FetchArg &a) {
   std::string t = s;
   size_t br = t.find('[');
   if (br != std::string::npos) {
-    if (t.back() != ']') err(pos + br, "array type must end with ']': TYPE[N]");
+    size_t close = t.find(']', br);
+    if (close == std::string::npos) err(pos + t.size(), "array type must end with ']': TYPE[N]");
+    if (close + 1 != t.size()) err(pos + close + 1, "unexpected text after ']': TYPE[N]");
     auto n = parse_uint(t.substr(br + 1, t.size() - br - 2));
     if (!n || *n == 0 || *n > KTRACK_FETCH_MAX_ARRAY)
       err(pos + br + 1, fmt::format("array size must be 1..{}", KTRACK_FETCH_MAX_ARRAY));
@@ -339,28 +370,43 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   if (c == '+' || c == '-') {
     size_t open = s.find('(');
     if (open == std::string::npos) err(pos, "dereference needs parentheses: +OFFS(FETCH)");
-    if (s.back() != ')') err(pos + s.size(), "missing ')' at the end of the dereference");
     std::string num = s.substr(1, open - 1);
-    size_t npos = pos + 1;
     if (!num.empty() && num[0] == 'u') {
       a.flags |= KTRACK_FETCH_F_USER;
       num = num.substr(1);
-      npos++;
     }
     auto v = parse_uint(num);
-    if (!v || *v > 0x7fffffff) err(npos, "bad dereference offset");
+    if (!v || *v > 0x7fffffff) err(pos, "bad dereference offset: +OFFS(FETCH) with OFFS a number");
+    // the inner FETCH ends at the last ')' (ftrace's rule, and its carets)
+    std::string inner = s.substr(open + 1);
+    size_t close = inner.rfind(')');
+    if (close == std::string::npos)
+      err(pos + open + 1 + inner.size(), "missing ')' at the end of the dereference");
+    if (close + 1 != inner.size()) err(pos + open + 2 + close, "unexpected text after ')'");
+    inner.resize(close);
+    if (depth == 0) deref_inner_pos_ = pos + open + 1;
     if (depth + 1 > KTRACK_FETCH_MAX_DEREF)
-      err(pos, fmt::format("dereference is nested too deep (max {} levels)", KTRACK_FETCH_MAX_DEREF));
-    parse_fetch(s.substr(open + 1, s.size() - open - 2), pos + open + 1, a, depth + 1);
+      err(deref_inner_pos_,
+          fmt::format("dereference is nested too deep (max {} levels)", KTRACK_FETCH_MAX_DEREF));
+    parse_fetch(inner, pos + open + 1, a, depth + 1);
     if (a.src == KTRACK_FETCH_SRC_COMM) err(pos + open + 1, "$comm cannot be dereferenced");
     if (!a.btf_expr.empty()) err(pos + open + 1, "BTF names cannot be dereferenced with +OFFS(): use ->");
     if (a.deref.size() >= KTRACK_FETCH_MAX_DEREF)
-      err(pos, fmt::format("dereference is nested too deep (max {} levels)", KTRACK_FETCH_MAX_DEREF));
+      err(deref_inner_pos_,
+          fmt::format("dereference is nested too deep (max {} levels)", KTRACK_FETCH_MAX_DEREF));
     a.deref.push_back(c == '-' ? -(int32_t)*v : (int32_t)*v);
     return;
   }
   if (c == '$') {
     std::string v = s.substr(1);
+    if (v == "arg*" || v == "$args")
+      err(pos, fmt::format("{} stands alone: it cannot be dereferenced or named", s));
+    if (v == "stack") {  // ftrace's stack pointer: the sp register
+      if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no stack registers: use $argN");
+      a.src = KTRACK_FETCH_SRC_REG;
+      a.param = 152;
+      return;
+    }
     if (v.rfind("arg", 0) == 0) {
       refuse_args_at_offset(pos, "$argN");
       size_t member = v.find_first_of("-.");
@@ -383,6 +429,12 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       a.param = (int64_t)*n;
       return;
     }
+    if (v.rfind("retval->", 0) == 0) {  // a member of the returned pointer: BTF
+      if (!s_.has_exit()) err(pos, "$retval is only for return probes (r, or f with %return/%both)");
+      a.src = KTRACK_FETCH_SRC_RETVAL;
+      a.btf_expr = s;
+      return;
+    }
     if (v == "retval" || v == "duration") {
       if (!s_.has_exit())
         err(pos, fmt::format("${} is only for return probes (r, or f with %return/%both)", v));
@@ -397,11 +449,26 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       a.src = KTRACK_FETCH_SRC_CPU;
       return;
     }
-    if (v == "$args") err(pos, "$$args stands alone: it cannot be dereferenced or named");
     err(pos, "unknown variable: use $argN, $retval, $duration, $stackN, $comm or $cpu");
+  }
+  if (c == '\\') {  // \IMM: a constant
+    if (s.size() > 1 && s[1] == '"') {
+      if (s.size() < 3 || s.back() != '"') err(pos + s.size(), "the string is not closed with '\"'");
+      err(pos, "immediate strings are not supported: record a number (\\IMM) or a string in memory");
+    }
+    std::string num = s.substr(1);
+    bool neg = !num.empty() && num[0] == '-';
+    if (!num.empty() && (num[0] == '-' || num[0] == '+')) num = num.substr(1);
+    auto v = parse_uint(num);
+    if (!v) err(pos + 1, "bad immediate value: use \\DECIMAL or \\0xHEX");
+    a.src = KTRACK_FETCH_SRC_IMM;
+    a.param = neg ? -(int64_t)*v : (int64_t)*v;
+    return;
   }
   if (c == '%') {
     if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no registers: use $argN");
+    if (s_.kind == ProbeKind::kFuncs)
+      err(pos, "f probes have no registers (fprobe saves only some): use $argN, $stackN or $retval");
     std::string r = s.substr(1);
     for (const auto &reg : kRegs) {
       if (r == reg.name) {
@@ -419,14 +486,14 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     a.src = KTRACK_FETCH_SRC_IMM;
     if (std::isdigit((unsigned char)x[0])) {
       auto v = parse_uint(x);
-      if (!v) err(pos + 1, "bad address after '@'");
+      if (!v) err(pos, "bad address after '@': use @0xHEX or @DECIMAL");
       a.param = (int64_t)*v;
       a.deref.push_back(0);
       return;
     }
     size_t off = x.find_first_of("+-");
     std::string sym = x.substr(0, off);
-    if (sym.empty()) err(pos + 1, "missing symbol: use @SYM[+OFFS] or a full address @ADDR");
+    if (sym.empty()) err(pos, "missing symbol: use @SYM[+OFFS] or a full address @ADDR");
     for (size_t k = 0; k < sym.size(); k++)
       if (!is_symbol_char(sym[k])) err(pos + 1 + k, "bad character in the symbol name");
     int32_t o = 0;
@@ -527,8 +594,10 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
   a.pos = tok.pos;
   std::string s = tok.str;
   size_t base = tok.pos;
-  if (s == "$$args") {
-    refuse_args_at_offset(base, "$$args");
+  if (s == "$$args" || s == "$arg*") {  // $arg*: ftrace's spelling
+    refuse_args_at_offset(base, s.c_str());
+    for (const auto &o : s_.args)
+      if (o.all_args) err(base, "$arg* ($$args) can be used only once");
     a.all_args = true;
     a.name = "$$args";
     s_.args.push_back(a);
@@ -545,21 +614,31 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
     s = s.substr(eq + 1);
     base += eq + 1;
     if (s.empty()) err(base, "missing fetch argument after '='");
+    if (s.find('=') != std::string::npos) err(base, "an argument has one NAME=: NAME=FETCH[:TYPE]");
   }
-  // TYPE: after the last ':' that is outside parentheses
+  if (s.size() > 63) err(base, "the fetch argument is too long (max 63 characters)");
+  // TYPE: after the first ':' that is outside parentheses (ftrace: the first)
   size_t colon = std::string::npos;
   int depth = 0;
-  for (size_t k = 0; k < s.size(); k++) {
+  for (size_t k = 0; k < s.size() && colon == std::string::npos; k++) {
     if (s[k] == '(') depth++;
     if (s[k] == ')') depth--;
     if (s[k] == ':' && depth == 0) colon = k;
   }
   std::string fetch = colon == std::string::npos ? s : s.substr(0, colon);
-  if (depth != 0) err(base + s.size(), "unbalanced parentheses");
   parse_fetch(fetch, base, a, 0);
   if (colon != std::string::npos) {
     if (colon + 1 == s.size()) err(base + colon + 1, "missing type after ':'");
+    if (a.src == KTRACK_FETCH_SRC_COMM && s.compare(colon + 1, std::string::npos, "string") != 0)
+      err(base + colon + 1, "$comm is a string: use :string or no type");
     parse_type(s.substr(colon + 1), base + colon + 1, a);
+    if (a.count > 1 && a.deref.empty() && a.btf_expr.empty())
+      err(base + colon, "an array is read from memory: use +OFFS(FETCH):TYPE[N]");  // ftrace's caret
+    bool str = a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING;
+    if (str && a.deref.empty() && (a.src == KTRACK_FETCH_SRC_STACK || a.src == KTRACK_FETCH_SRC_REG))
+      err(base + colon + 1,
+          fmt::format("{} holds no string: read the one it points to with +0({}):string",
+                      a.src == KTRACK_FETCH_SRC_STACK ? "a stack slot" : "a register", fetch));
   }
   check_arg(a, tok.pos, index);
   s_.args.push_back(a);

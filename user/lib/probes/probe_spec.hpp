@@ -2,13 +2,14 @@
 // parsed into a ProbeSpec, resolved (symbols, globs, BTF names) and compiled
 // into the binary description of include/uapi/ktrack.h.
 //
-//   p[:NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]
-//   r[MAXACTIVE][:NAME] [MOD:]SYM [FETCHARGS] [if COND]
-//   f[:NAME] GLOB|SYM,SYM,...[%return|%both] [FETCHARGS] [if COND]
-//   t[:NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]
-//   FETCHARG: [NAME=]FETCH[:TYPE] | BTF-EXPR[:TYPE] | $$args
-//   FETCH: $argN $retval $duration $stackN $comm $cpu %REG @SYM[+-OFF] @ADDR
-//          +|-[u]OFFS(FETCH)
+//   p[:[GROUP/]NAME] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS] [if COND]
+//   p[:[GROUP/]NAME] [MOD:]SYM%return ...   (same as r)
+//   r[MAXACTIVE][:[GROUP/]NAME] [MOD:]SYM [FETCHARGS] [if COND]
+//   f[:[GROUP/]NAME] GLOB|SYM,SYM,...[%return|%both] [FETCHARGS] [if COND]
+//   t[:[GROUP/]NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]
+//   FETCHARG: [NAME=]FETCH[:TYPE] | BTF-EXPR[:TYPE] | $$args | $arg*
+//   FETCH: $argN $retval $duration $stackN $stack $comm $cpu %REG @SYM[+-OFF]
+//          @ADDR +|-[u]OFFS(FETCH) \IMM
 //   TYPE: u8..u64 s8..s64 x8..x64 string ustring symbol, TYPE[N]
 #pragma once
 
@@ -65,6 +66,7 @@ struct ProbeSpec {
   ProbeKind kind = ProbeKind::kKprobe;
   std::string name;
   bool name_given = false;
+  std::string group;  // ftrace's GROUP of p:GROUP/NAME (checked, not used)
   std::string module;
   std::string symbol;
   uint64_t addr = 0;
