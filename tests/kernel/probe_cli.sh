@@ -17,34 +17,9 @@ TPT=$root/build/modules/$rel/tests/kmod/ktrack_test_probe_target/ktrack_test_pro
 PROC=/proc/ktrack_test_probe
 KL=/sys/kernel/debug/kprobes/list
 T=$(mktemp -d /tmp/probe-cli.XXXXXX)
-n=0
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-# check DESCRIPTION COMMAND...: ok when the command succeeds; else shows its output.
-check() {
-	local d=$1
-	shift
-	local out
-	if out=$("$@" 2>&1); then ok "$d"; else
-		not_ok "$d"
-		printf '%s\n' "$out" | head -20 | sed 's/^/#   /'
-	fi
-}
-# expect_fail DESCRIPTION RC REGEX COMMAND...: the command exits with RC and
-# its output matches REGEX.
-expect_fail() {
-	local d=$1 want=$2 re=$3
-	shift 3
-	local out rc
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" = "$want" ] && grep -Eq -- "$re" <<<"$out"; then ok "$d"; else
-		not_ok "$d (exit $rc, want $want)"
-		printf '%s\n' "$out" | head -10 | sed 's/^/#   /'
-	fi
-}
+# shellcheck source=lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
 # field FILE NAME COLUMN: column COLUMN of the 'probe list' row of probe NAME,
 # counted from the STATE column (0 = state, 1 = hits, 2 = misses).  The
 # mechanism before it may have several words.
@@ -62,14 +37,6 @@ grep_or_show() {
 	return 1
 }
 kprobes_on() { grep -c "$1" "$KL" 2>/dev/null; }
-# wait_for FILE REGEX: until FILE has a line matching REGEX (30 s).
-wait_for() {
-	for _ in $(seq 300); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 cleanup() {
 	"$K" session destroy --all >/dev/null 2>&1
@@ -171,7 +138,7 @@ check "MOD:SYM probes the module's function (2 hits, target shown with its modul
 tp=$!
 # The armed line means recording has begun: no sleep after it, and no wait
 # for the output before the stop (the stop delivers every record).
-wait_for "$T/trace.err" '^probe tr '
+wait_line "$T/trace.err" '^probe tr '
 echo "call 2" >$PROC
 check "trace says which probes it attached, with their mechanism" \
 	bash -c "grep -Eq '^probe tg \(id [0-9]+\): kprobe, armed$' '$T/trace.err' && grep -Eq '^probe tr \(id [0-9]+\): kretprobe, armed$' '$T/trace.err'"
@@ -189,7 +156,7 @@ check "session create cli2" "$K" session create cli2
 "$K" probe add -s cli2 'p:keep ktrack_tpt_glob_three' >/dev/null 2>&1
 "$K" trace -s cli2 'p:tn ktrack_tpt_glob_four x=$arg1:s32' >"$T/trace2.out" 2>"$T/trace2.err" &
 tp=$!
-wait_for "$T/trace2.err" '^probe tn '
+wait_line "$T/trace2.err" '^probe tn '
 "$K" probe list -s cli2 >"$T/list3.out" 2>&1
 echo "call 1" >$PROC
 kill -INT $tp
@@ -208,7 +175,7 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	"$K" trace 'p:vr vfs_read file->f_pos count if count == 12345' \
 		'p:va vfs_read $$args if count == 12345' >"$T/btf.out" 2>"$T/btf.err" &
 	tp=$!
-	wait_for "$T/btf.err" '^probe va '
+	wait_line "$T/btf.err" '^probe va '
 	# One read of 12345 bytes, right after the armed line, then the stop.
 	dd if=/proc/self/stat of=/dev/null bs=12345 count=1 2>/dev/null
 	kill -INT $tp
@@ -220,7 +187,7 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	# A tracepoint's arguments by the names of its prototype, as ftrace's tprobe.
 	"$K" trace 't:fk sched/sched_process_fork ppid=parent->pid cpid=child->pid' >"$T/tp.out" 2>"$T/tp.err" &
 	tp=$!
-	wait_for "$T/tp.err" '^probe fk '
+	wait_line "$T/tp.err" '^probe fk '
 	bash -c 'echo $$ >"$0"; /bin/true & echo $! >>"$0"; wait' "$T/tp.pids"
 	kill -INT $tp
 	wait $tp
@@ -250,7 +217,7 @@ rmmod ktrack_test_probe_target
 "$K" record -o "$T/late.ktrack" 'p:late ktrack_test_probe_target:ktrack_tpt_glob_one' \
 	>"$T/late.out" 2>"$T/late.err" &
 rp=$!
-wait_for "$T/late.err" '^recording to '
+wait_line "$T/late.err" '^recording to '
 insmod "$TPT"
 echo "call 2" >$PROC
 kill -INT $rp
@@ -260,3 +227,4 @@ check "a module loaded mid-capture: its probe's records arrive (2)" \
 	test "$(grep -c ' late: ' "$T/late.txt")" = 2
 
 echo "1..$n"
+exit $fail

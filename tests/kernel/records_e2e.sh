@@ -13,22 +13,8 @@ root=$(cd "$here/../.." && pwd)
 K=$root/build/user/bin/ktrackctl
 EMIT_CTL=/sys/kernel/debug/ktrack_test_emit/ctl
 T=$(mktemp -d /tmp/records-e2e.XXXXXX)
-n=0
-failed=0
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-# check DESCRIPTION COMMAND...: ok when the command succeeds; else shows its output.
-check() {
-	local d=$1
-	shift
-	local out
-	if out=$("$@" 2>&1); then ok "$d"; else
-		not_ok "$d"
-		printf '%s\n' "$out" | head -20 | sed 's/^/#   /'
-	fi
-}
+# shellcheck source=lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
 
 cleanup() {
 	"$K" session destroy --all >/dev/null 2>&1
@@ -49,7 +35,7 @@ wait_running() {
 
 if ! "$K" load >/dev/null; then
 	echo "1..1"
-	not_ok "ktrackctl load"
+	notok "ktrackctl load"
 	exit 1
 fi
 if ! "$K" version 2>/dev/null | grep -q "^features .*\bring\b"; then
@@ -68,7 +54,7 @@ if wait_running rec1; then
 	for i in 1 2 3 4 5; do "$K" marker -s rec1 "hello $i" || echo "marker $i failed" >>"$T/errors"; done
 	ok "record -s starts the named session"
 else
-	not_ok "record -s starts the named session"
+	notok "record -s starts the named session"
 fi
 kill -INT $rec
 wait $rec
@@ -241,7 +227,7 @@ sleep 0.5
 for _ in $(seq 50); do kill -0 $catpid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $catpid 2>/dev/null; then
 	kill $catpid
-	not_ok "cat /dev/ktrack ends once the session is stopped and drained"
+	notok "cat /dev/ktrack ends once the session is stopped and drained"
 else
 	ok "cat /dev/ktrack ends once the session is stopped and drained"
 fi
@@ -284,4 +270,4 @@ for c in trace record report stats session marker; do
 done
 
 echo "1..$n"
-((failed == 0))
+exit $fail
