@@ -1,0 +1,274 @@
+// Probe spec parsing: the head (kind, name, MAXACTIVE), the target, the
+// split into arguments and the filter; SpecError's caret text.
+#include "probes/probe_spec.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <set>
+
+#include "probes/spec_parser.hpp"
+
+namespace ktrack {
+
+namespace {
+
+std::string caret_text(const std::string &spec, size_t pos, const std::string &message) {
+  if (pos > spec.size()) pos = spec.size();
+  return fmt::format("{}\n  {}\n  {}^", message, spec, std::string(pos, ' '));
+}
+}  // namespace
+
+namespace spec_detail {
+
+void Parser::run() {
+  std::vector<Tok> toks;
+  size_t i = 0;
+  while (i < t_.size()) {
+    while (i < t_.size() && std::isspace((unsigned char)t_[i])) i++;
+    if (i >= t_.size()) break;
+    size_t start = i;
+    // "if" starts the filter: the rest of the line is the condition
+    if (toks.size() >= 2 && t_.compare(i, 2, "if") == 0 &&
+        (i + 2 == t_.size() || std::isspace((unsigned char)t_[i + 2]))) {
+      size_t c = i + 2;
+      while (c < t_.size() && std::isspace((unsigned char)t_[c])) c++;
+      if (c >= t_.size()) err(c, "'if' needs a condition");
+      s_.filter = t_.substr(c);
+      s_.filter_pos = c;
+      break;
+    }
+    int depth = 0;
+    while (i < t_.size() && (depth > 0 || !std::isspace((unsigned char)t_[i]))) {
+      if (t_[i] == '(') depth++;
+      if (t_[i] == ')') depth--;
+      if (t_[i] == '"') {  // quoted text keeps its spaces
+        i++;
+        while (i < t_.size() && t_[i] != '"') i++;
+      }
+      i++;
+    }
+    toks.push_back({t_.substr(start, i - start), start});
+  }
+  if (toks.empty()) err(0, "empty probe: expected p, r, f or t");
+  parse_head(toks[0]);
+  if (toks.size() < 2) err(t_.size(), "missing the probe target (symbol, address, functions or event)");
+  parse_target(toks[1]);
+  if (toks.size() - 2 > KTRACK_PROBE_MAX_FETCH)
+    err(toks[2 + KTRACK_PROBE_MAX_FETCH].pos,
+        fmt::format("too many arguments (max {})", KTRACK_PROBE_MAX_FETCH));
+  for (size_t k = 2; k < toks.size(); k++) parse_arg(toks[k], k - 1);
+  // default name, ftrace style
+  if (!s_.name_given) {
+    std::string n;
+    switch (s_.kind) {
+      case ProbeKind::kKprobe:
+        n = s_.symbol.empty() ? fmt::format("p_0x{:x}", s_.addr)
+                              : fmt::format("p_{}_{}", s_.symbol, s_.offset);
+        break;
+      case ProbeKind::kKretprobe:
+        n = fmt::format("r_{}_0", s_.symbol);
+        break;
+      case ProbeKind::kFuncs: {
+        std::string base = s_.patterns[0];
+        std::replace_if(
+            base.begin(), base.end(), [](char c) { return !std::isalnum((unsigned char)c) && c != '_'; },
+            '_');
+        n = base + (s_.exit && !s_.entry ? "__exit" : s_.exit ? "__both" : "__entry");
+        break;
+      }
+      case ProbeKind::kTracepoint:
+        n = s_.event;
+        break;
+    }
+    std::replace(n.begin(), n.end(), '.', '_');  // foo.isra.0: p_foo_isra_0_0, as ftrace names it
+    if (n.size() >= KTRACK_PROBE_NAME_MAX) n.resize(KTRACK_PROBE_NAME_MAX - 1);
+    s_.name = n;
+  }
+}
+
+void Parser::parse_head(const Tok &tok) {
+  const std::string &h = tok.str;
+  char c = h[0];
+  size_t i = 1;
+  switch (c) {
+    case 'p':
+      s_.kind = ProbeKind::kKprobe;
+      break;
+    case 'r':
+      s_.kind = ProbeKind::kKretprobe;
+      break;
+    case 'f':
+      s_.kind = ProbeKind::kFuncs;
+      break;
+    case 't':
+      s_.kind = ProbeKind::kTracepoint;
+      break;
+    default:
+      err(tok.pos, "unknown probe type: expected p (kprobe), r (return), f (functions) or t (tracepoint)");
+  }
+  size_t digits = i;
+  while (i < h.size() && std::isdigit((unsigned char)h[i])) i++;
+  if (i > digits) {
+    if (s_.kind != ProbeKind::kKretprobe) err(tok.pos + digits, "MAXACTIVE is only for return probes (r)");
+    auto v = parse_uint(h.substr(digits, i - digits));
+    if (!v || *v == 0 || *v > KTRACK_PROBE_MAX_ACTIVE)
+      err(tok.pos + digits, fmt::format("MAXACTIVE must be 1..{}", KTRACK_PROBE_MAX_ACTIVE));
+    if (i < h.size() && h[i] != ':') err(tok.pos + digits, "bad MAXACTIVE: use r[N][:NAME] with N a number");
+    s_.maxactive = (uint32_t)*v;
+  }
+  if (i == h.size()) return;
+  if (h[i] != ':') err(tok.pos + i, "expected ':NAME' after the probe type");
+  i++;
+  std::string name = h.substr(i);
+  if (name.empty()) err(tok.pos + i, "missing probe name after ':'");
+  size_t slash = name.find('/');
+  if (slash != std::string::npos) {
+    // ftrace's GROUP/EVENT: a session is ktrack's group, so GROUP is only
+    // checked (as ftrace does) and kept; the probe is named EVENT
+    std::string group = name.substr(0, slash);
+    if (group.empty()) err(tok.pos + i, "missing group name before '/'");
+    if (group.size() >= 64) err(tok.pos + i, "group name is too long (max 63 characters)");
+    if (!is_ident(group)) err(tok.pos + i, "group name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    s_.group = group;
+    i += slash + 1;
+    name = h.substr(i);
+    if (name.empty()) err(tok.pos + i, "missing probe name after 'GROUP/'");
+  }
+  if (!is_ident(name)) err(tok.pos + i, "probe name must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  if (name.size() >= KTRACK_PROBE_NAME_MAX)
+    err(tok.pos + i, fmt::format("probe name is too long (max {} characters)", KTRACK_PROBE_NAME_MAX - 1));
+  s_.name = name;
+  s_.name_given = true;
+}
+
+void Parser::parse_target(const Tok &tok) {
+  const std::string &x = tok.str;
+  target_pos_ = tok.pos;
+  if (s_.kind == ProbeKind::kTracepoint) {
+    size_t slash = x.find('/');
+    std::string sub = slash == std::string::npos ? "" : x.substr(0, slash);
+    std::string ev = slash == std::string::npos ? x : x.substr(slash + 1);
+    if (slash != std::string::npos && !is_ident(sub)) err(tok.pos, "bad tracepoint system name");
+    if (!is_ident(ev))
+      err(tok.pos + (slash == std::string::npos ? 0 : slash + 1), "bad tracepoint event name");
+    if (ev.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos, "event name is too long");
+    s_.subsys = sub;
+    s_.event = ev;
+    return;
+  }
+  if (s_.kind == ProbeKind::kFuncs) {
+    std::string list = x;
+    size_t pct = list.find('%');
+    if (pct != std::string::npos) {
+      std::string suffix = list.substr(pct + 1);
+      if (suffix == "return") {
+        s_.entry = false;
+        s_.exit = true;
+      } else if (suffix == "both") {
+        s_.exit = true;
+      } else if (suffix != "entry") {
+        err(tok.pos + pct, "unknown suffix: use %return (exits) or %both (entries and exits)");
+      }
+      list = list.substr(0, pct);
+    }
+    size_t start = 0;
+    while (true) {
+      size_t comma = list.find(',', start);
+      std::string pat = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (pat.empty()) err(tok.pos + start, "empty function name in the list");
+      for (size_t k = 0; k < pat.size(); k++) {
+        char c = pat[k];
+        if (!is_symbol_char(c) && c != '*' && c != '?' && c != '[' && c != ']' && c != '-' && c != '!')
+          err(tok.pos + start + (c == ':' ? k : 0),
+              c == ':'   ? "MOD:SYM is not supported in f probes: name the function"
+              : c == '+' ? "f probes go on function entries: no +OFFS"
+                         : "bad character in a function name or glob");
+      }
+      s_.patterns.push_back(pat);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return;
+  }
+  // p / r: [MOD:]SYM[+OFFS] | ADDR
+  if (std::isdigit((unsigned char)x[0])) {
+    if (s_.kind == ProbeKind::kKretprobe)
+      err(tok.pos, "return probes need a function symbol, not an address");
+    auto v = parse_uint(x);
+    if (!v || *v == 0) err(tok.pos, "bad address: use 0xHEX or a symbol");
+    s_.addr = *v;
+    return;
+  }
+  std::string rest = x;
+  size_t base = 0;
+  size_t pct = rest.find('%');
+  if (pct != std::string::npos) {  // SYM%return: ftrace's other spelling of r
+    if (rest.compare(pct, std::string::npos, "%return") != 0)
+      err(tok.pos + pct, "unknown suffix: the only one is %return (a return probe)");
+    rest.resize(pct);
+    if (s_.kind == ProbeKind::kKprobe) {
+      if (rest.find('+') != std::string::npos)
+        err(tok.pos, "return probes go on a function entry: drop the offset");
+      s_.kind = ProbeKind::kKretprobe;
+    }
+  }
+  size_t colon = rest.find(':');
+  if (colon != std::string::npos) {
+    std::string mod = rest.substr(0, colon);
+    if (mod.empty()) err(tok.pos, "missing module name before ':'");
+    for (size_t k = 0; k < mod.size(); k++)
+      if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
+        err(tok.pos + k, "bad character in the module name");
+    if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "module name is too long");
+    std::replace(mod.begin(), mod.end(), '-', '_');
+    s_.module = mod;
+    base = colon + 1;
+    rest = rest.substr(colon + 1);
+  }
+  size_t plus = rest.find_first_of("+-");
+  std::string sym = rest.substr(0, plus);
+  if (sym.empty()) err(tok.pos + base, "missing symbol");
+  for (size_t k = 0; k < sym.size(); k++)
+    if (!is_symbol_char(sym[k])) err(tok.pos + base + k, "bad character in the symbol name");
+  if (std::isdigit((unsigned char)sym[0])) err(tok.pos + base, "a symbol cannot start with a digit");
+  if (sym.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos + base, "symbol name is too long");
+  s_.symbol = sym;
+  if (plus != std::string::npos) {
+    // the caret under the whole target, as ftrace puts it
+    if (rest[plus] == '-') err(tok.pos, "a negative offset is not allowed: use SYM+OFFS");
+    auto v = parse_uint(rest.substr(plus + 1));
+    if (!v) err(tok.pos, "bad offset: use SYM+DECIMAL or SYM+0xHEX");
+    if (*v > (1u << 20)) err(tok.pos, "offset is too large");
+    if (s_.kind == ProbeKind::kKretprobe && *v)
+      err(tok.pos, "return probes go on a function entry: drop the offset");
+    s_.offset = *v;
+  }
+}
+
+}  // namespace spec_detail
+
+using spec_detail::fail;
+using spec_detail::Parser;
+
+SpecError::SpecError(const std::string &spec, size_t pos, const std::string &message)
+    : UsageError(caret_text(spec, pos, message)), pos_(pos), message_(message) {}
+
+ProbeSpec parse_probe_spec(const std::string &text) {
+  ProbeSpec spec;
+  spec.text = text;
+  if (text.size() > 4096) fail(text, 4096, "spec is too long (max 4096 characters)");
+  for (size_t i = 0; i < text.size(); i++)
+    if (!std::isprint((unsigned char)text[i]) && !std::isspace((unsigned char)text[i]))
+      fail(text, i, "non-printable character");
+  Parser(spec.text, spec).run();
+  bool btf = std::any_of(spec.args.begin(), spec.args.end(),
+                         [](const FetchArg &a) { return a.all_args || !a.btf_expr.empty(); });
+  // with BTF names the field types are known only after resolution
+  if (!spec.filter.empty() && !btf) compile_filter(spec);
+  return spec;
+}
+
+}  // namespace ktrack
