@@ -1,4 +1,5 @@
 #include "synth_trace.hpp"
+#include "records.hpp"
 
 #include <fmt/format.h>
 
@@ -63,22 +64,8 @@ struct Cpu {
 
 void put_probe(std::vector<uint8_t> &out, uint16_t cpu, uint64_t ts, uint32_t pid, uint32_t probe_id,
                uint16_t event, uint64_t ip, uint64_t parent, uint64_t len_field) {
-  ktrack_rec_hdr h{};
-  h.type = KTRACK_REC_PROBE;
-  h.cpu = cpu;
-  h.ts = ts;
-  h.pid = pid;
-  h.tgid = pid;
-  uint8_t payload[sizeof(ktrack_rec_probe) + 8] = {};
-  ktrack_rec_probe p{};
-  p.probe_id = probe_id;
-  p.event = event;
-  p.data_len = 8;
-  p.ip = ip;
-  p.parent_ip = parent;
-  std::memcpy(payload, &p, sizeof(p));
-  std::memcpy(payload + sizeof(p), &len_field, 8);
-  append_record(out, h, std::span<const uint8_t>(payload, sizeof(payload)));
+  append_record(out, testing::rec_hdr(KTRACK_REC_PROBE, cpu, ts, pid, pid),
+                testing::probe_payload(probe_id, event, ip, parent, testing::bytes_of(len_field)));
 }
 
 }  // namespace

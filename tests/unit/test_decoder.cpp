@@ -5,41 +5,25 @@
 #include <cstring>
 #include <random>
 
-#include "util/error.hpp"
 #include "format/event.hpp"
+#include "records.hpp"
+#include "util/error.hpp"
 
 using namespace ktrack;
 
 namespace {
 
+using ktrack::testing::bytes_of;
+
 ktrack_rec_hdr hdr(uint16_t type, uint16_t cpu = 1, uint64_t ts = 1000, uint32_t pid = 42,
                    uint32_t tgid = 40) {
-  ktrack_rec_hdr h{};
-  h.type = type;
-  h.cpu = cpu;
-  h.ts = ts;
-  h.pid = pid;
-  h.tgid = tgid;
-  return h;
-}
-
-template <typename T>
-std::string_view bytes_of(const T &v) {
-  return {reinterpret_cast<const char *>(&v), sizeof(v)};
+  return ktrack::testing::rec_hdr(type, cpu, ts, pid, tgid);
 }
 
 std::vector<uint8_t> probe_record(uint32_t probe_id, uint16_t ev, std::string_view data,
                                   uint32_t fault_mask = 0) {
-  std::string payload(offsetof(ktrack_rec_probe, data), '\0');
-  ktrack_rec_probe p{};
-  p.probe_id = probe_id;
-  p.event = ev;
-  p.data_len = static_cast<uint16_t>(data.size());
-  p.ip = 0xffffffff81000010ull;
-  p.parent_ip = 0xffffffff81000100ull;
-  p.fault_mask = fault_mask;
-  std::memcpy(payload.data(), &p, payload.size());
-  payload += data;
+  std::string payload = ktrack::testing::probe_payload(probe_id, ev, 0xffffffff81000010ull,
+                                                       0xffffffff81000100ull, data, fault_mask);
   std::vector<uint8_t> out;
   append_record(out, hdr(KTRACK_REC_PROBE), payload);
   return out;

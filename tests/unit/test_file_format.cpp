@@ -12,31 +12,23 @@
 #include <sstream>
 #include <thread>
 
-#include "host/kallsyms.hpp"
-#include "util/error.hpp"
 #include "format/event.hpp"
 #include "format/format.hpp"
 #include "format/symbols.hpp"
 #include "format/trace_file.hpp"
+#include "host/kallsyms.hpp"
+#include "records.hpp"
+#include "util/error.hpp"
 
 using namespace ktrack;
 namespace fs = std::filesystem;
 
 namespace {
 
-ktrack_rec_hdr hdr(uint16_t type, uint16_t cpu, uint64_t ts, uint32_t pid = 100, uint32_t tgid = 100) {
-  ktrack_rec_hdr h{};
-  h.type = type;
-  h.cpu = cpu;
-  h.ts = ts;
-  h.pid = pid;
-  h.tgid = tgid;
-  return h;
-}
+using ktrack::testing::bytes_of;
 
-template <typename T>
-std::string_view bytes_of(const T &v) {
-  return {reinterpret_cast<const char *>(&v), sizeof(v)};
+ktrack_rec_hdr hdr(uint16_t type, uint16_t cpu, uint64_t ts, uint32_t pid = 100, uint32_t tgid = 100) {
+  return ktrack::testing::rec_hdr(type, cpu, ts, pid, tgid);
 }
 
 std::vector<uint8_t> seq_record(uint16_t cpu, uint64_t ts, uint64_t seq) {
