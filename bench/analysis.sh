@@ -15,10 +15,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KTRACK_BUILD:-$root/build/user}
 n=${1:-20000000}
-if [ ! -x "$build/bin/ktrack_analysis_bench" ] || [ ! -x "$build/bin/ktrackctl" ]; then
-	cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build "$build" -j 2 --target ktrack_analysis_bench ktrackctl >/dev/null
-fi
+# shellcheck source=lib/common.sh
+. "$root/bench/lib/common.sh"
+host_bench_tools ktrack_analysis_bench
 file=$(mktemp /tmp/ktrack-analysis-XXXXXX.ktr)
 tf=$(mktemp /tmp/ktrack-analysis-time-XXXXXX)
 trap 'rm -f "$file" "$tf"' EXIT

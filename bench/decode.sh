@@ -7,10 +7,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KTRACK_BUILD:-$root/build/user}
 n=${1:-3000000}
-if [ ! -x "$build/bin/ktrack_decode_bench" ] || [ ! -x "$build/bin/ktrackctl" ]; then
-	cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build "$build" -j 2 --target ktrack_decode_bench ktrackctl >/dev/null
-fi
+# shellcheck source=lib/common.sh
+. "$root/bench/lib/common.sh"
+host_bench_tools ktrack_decode_bench
 file=$(mktemp /tmp/ktrack-decode-XXXXXX.ktrack)
 trap 'rm -f "$file"' EXIT
 echo "== decode benchmark: $n records (1/3 test_seq 32 B, 1/3 marker, 1/3 probe), 4 CPUs"

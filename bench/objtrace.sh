@@ -11,14 +11,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-if [ "${1:-}" != --in-vm ]; then
-	kernel=all
-	if [ "${1:-}" = --kernel ]; then
-		kernel=$2
-		shift 2
-	fi
-	exec "$root/tests/vm/run" --kernel "$kernel" -- "$root/bench/objtrace.sh" --in-vm "${1:-200000}"
-fi
+# shellcheck source=lib/common.sh
+. "$root/bench/lib/common.sh"
+in_vm_or_boot "$root/bench/objtrace.sh" "$@"
 
 calls=${2:-200000}
 rel=$(uname -r)
