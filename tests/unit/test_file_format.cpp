@@ -533,7 +533,7 @@ TEST(Format, TextAndJsonOfKnownRecords) {
   format_text(ev, opt, out);
   EXPECT_EQ(
       fmt::to_string(out),
-      "           <...>-9       [000] 0.000000005: open: (mod_fn+0x4 [mymod] <- do_sys_openat2+0x0) fd=-2 "
+      "           <...>-9       [000] 0.000000005: open: (mod_fn+0x4 [mymod] <- do_sys_openat2) fd=-2 "
       "flags=0x8001 name=\"a\\x01z\" v={1,2,3}\n");
   out.clear();
   format_json(ev, opt, out);

@@ -167,9 +167,9 @@ void field_value(Buf &out, const FieldValue &f, const FormatOptions &opt, bool j
   int_value(out, d, f.u, opt, json);
 }
 
-void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt) {
+void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt, bool offset = true) {
   if (opt.symbols)
-    opt.symbols->format_to(out, addr, opt.ts);
+    opt.symbols->format_to(out, addr, opt.ts, offset);
   else
     put_hex(out, addr);
 }
@@ -205,7 +205,7 @@ void format_text(const Event &ev, const FormatOptions &options, Buf &out) {
     if (ev.probe_event == KTRACK_PROBE_EV_EXIT) {
       sym_or_hex(out, ev.parent_ip, opt);
       put(out, " <- ");
-      sym_or_hex(out, ev.ip, opt);
+      sym_or_hex(out, ev.ip, opt, false);  // the probed function, as ftrace prints it
     } else {
       sym_or_hex(out, ev.ip, opt);
     }

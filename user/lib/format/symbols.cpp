@@ -259,7 +259,7 @@ uint64_t Symbolizer::unpin(uint64_t key) const {
   return key;
 }
 
-void Symbolizer::format_to(fmt::memory_buffer &out, uint64_t addr, uint64_t ts) const {
+void Symbolizer::format_to(fmt::memory_buffer &out, uint64_t addr, uint64_t ts, bool offset) const {
   uint64_t off = 0;
   const Symbol *s = lookup(addr, ts, &off);
   if (!s) {
@@ -268,14 +268,16 @@ void Symbolizer::format_to(fmt::memory_buffer &out, uint64_t addr, uint64_t ts) 
     return;
   }
   out.append(s->name);
-  char tmp[20];
-  char *end = tmp + sizeof(tmp), *p = end;
-  do {
-    *--p = "0123456789abcdef"[off & 15];
-    off >>= 4;
-  } while (off);
-  out.append(std::string_view("+0x"));
-  out.append(p, end);
+  if (offset) {
+    char tmp[20];
+    char *end = tmp + sizeof(tmp), *p = end;
+    do {
+      *--p = "0123456789abcdef"[off & 15];
+      off >>= 4;
+    } while (off);
+    out.append(std::string_view("+0x"));
+    out.append(p, end);
+  }
   if (!s->module.empty()) {
     out.append(std::string_view(" ["));
     out.append(s->module);

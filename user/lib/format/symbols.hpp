@@ -72,9 +72,10 @@ class Symbolizer {
   // The module whose range holds 'addr' (at 'ts'), name only.
   std::string_view module_of(uint64_t addr, uint64_t ts) const;
   std::string_view module_of(uint64_t addr) const;
-  // Appends "name+0xoff [module]", or "0xADDR [module]" / "0xADDR" when no
-  // symbol covers it, to 'out'.
-  void format_to(fmt::memory_buffer &out, uint64_t addr, uint64_t ts) const;
+  // Appends "name+0xoff [module]" ("name [module]" without 'offset', as
+  // ftrace names the probed function of a return), or "0xADDR [module]" /
+  // "0xADDR" when no symbol covers it, to 'out'.
+  void format_to(fmt::memory_buffer &out, uint64_t addr, uint64_t ts, bool offset = true) const;
   void format_to(fmt::memory_buffer &out, uint64_t addr) const;
   std::string format(uint64_t addr) const;
 
