@@ -38,13 +38,13 @@ void BtfResolver::resolve(ProbeSpec &spec) { reject_btf_names(spec, "ktrackctl w
 #else
 
 BtfResolver::BtfResolver(const std::string &path) : path_(path) {
-  vmlinux_ = btf__parse(path.c_str(), nullptr);
-  if (!vmlinux_) throw Error(fmt::format("cannot read BTF from {}: {}", path, std::strerror(errno)));
+  std::string why;
+  btf_ = KernelBtf::open(&why, path);
+  if (!btf_) throw Error(fmt::format("cannot read BTF from {}: {}", path, why));
+  vmlinux_ = btf_->vmlinux();
 }
 
-BtfResolver::~BtfResolver() {
-  if (vmlinux_) btf__free(vmlinux_);
-}
+BtfResolver::~BtfResolver() = default;
 
 std::unique_ptr<BtfResolver> BtfResolver::open_system() {
   std::error_code ec;
@@ -320,17 +320,10 @@ void resolve_expr(const Ctx &c, const Proto &p, FetchArg &a) {
 }  // namespace
 
 void BtfResolver::resolve(ProbeSpec &spec) {
-  struct btf *mod_btf = nullptr;
   const struct btf *b = vmlinux_;
-  if (!spec.module.empty()) {
-    std::string mp = "/sys/kernel/btf/" + spec.module;
-    std::error_code ec;
-    if (std::filesystem::exists(mp, ec)) {
-      mod_btf = btf__parse_split(mp.c_str(), vmlinux_);
-      if (mod_btf) b = mod_btf;
-    }
-  }
-  try {
+  if (!spec.module.empty())
+    if (const struct btf *m = btf_->module(spec.module)) b = m;
+  {
     std::vector<FetchArg> out;
     bool need_proto = needed(spec);
     bool typed_retval = false;  // also: $retval on a function that returns void is refused
@@ -339,10 +332,7 @@ void BtfResolver::resolve(ProbeSpec &spec) {
       if (a.src == KTRACK_FETCH_SRC_RETVAL && a.deref.empty()) typed_retval = true;
       if (is_plain_arg(spec, a)) plain_args = true;
     }
-    if (!need_proto && !typed_retval && !plain_args) {
-      if (mod_btf) btf__free(mod_btf);
-      return;
-    }
+    if (!need_proto && !typed_retval && !plain_args) return;
     Proto p;
     try {
       p = find_proto(spec, b, spec.args.empty() ? 0 : spec.args[0].pos);
@@ -409,11 +399,7 @@ void BtfResolver::resolve(ProbeSpec &spec) {
       throw SpecError(spec.text, spec.args.back().pos, "too many arguments after $$args expansion");
     spec.args = std::move(out);
     compile_filter(spec);
-  } catch (...) {
-    if (mod_btf) btf__free(mod_btf);
-    throw;
   }
-  if (mod_btf) btf__free(mod_btf);
 }
 
 #endif

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "host/btf.hpp"
 #include "probes/probe_spec.hpp"
 
 struct btf;
@@ -35,7 +36,8 @@ class BtfResolver {
   void resolve(ProbeSpec &spec);
 
  private:
-  struct btf *vmlinux_ = nullptr;
+  std::unique_ptr<KernelBtf> btf_;  // host/btf: vmlinux and module BTF
+  const struct btf *vmlinux_ = nullptr;
   std::string path_;
 };
 
