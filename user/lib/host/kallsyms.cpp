@@ -50,15 +50,24 @@ std::string read_kallsyms() {
 }
 
 KallsymsIndex::KallsymsIndex(std::string text) : text_(std::make_unique<const std::string>(std::move(text))) {
+  // "ffffffff81234560 T name\t[mod]": scanned in place (no allocation per
+  // line: a kernel has 100k-200k symbols, and this runs at every start).
   std::string_view rest = *text_;
+  syms_.reserve(rest.size() / 40);
   while (!rest.empty()) {
     std::string_view line = next_line(rest);
-    if (line.empty() || line[0] == '#') continue;
-    auto tok = split_ws(line);
-    if (tok.size() < 3 || tok[1].size() != 1) continue;
-    auto a = parse_hex(tok[0]);
-    if (!a) continue;
-    syms_.push_back({*a, tok[1][0], tok[2], tok.size() > 3 ? module_of(tok[3]) : std::string_view{}});
+    size_t a = line.find(' ');
+    if (a == std::string_view::npos || a + 3 > line.size() || line[a + 2] != ' ' || line[0] == '#') continue;
+    auto addr = parse_hex(line.substr(0, a));
+    if (!addr) continue;
+    std::string_view name = line.substr(a + 3), mod;
+    size_t e = name.find_first_of(" \t");
+    if (e != std::string_view::npos) {
+      mod = module_of(name.substr(name.find_first_not_of(" \t", e)));
+      name = name.substr(0, e);
+    }
+    if (name.empty()) continue;
+    syms_.push_back({*addr, line[a + 1], name, mod});
   }
 }
 
@@ -67,9 +76,19 @@ KallsymsIndex KallsymsIndex::system() {
 }
 
 const std::vector<uint32_t> &KallsymsIndex::by_name(std::string_view name) const {
+  // A scan answers the first few names (one spec names one or two); the
+  // index pays off for a batch.
+  if (name_index_.empty() && ++scans_ <= 8) {
+    scan_.clear();
+    for (uint32_t i = 0; i < syms_.size(); i++)
+      if (syms_[i].name == name) scan_.push_back(i);
+    return scan_;
+  }
   static const std::vector<uint32_t> none;
-  if (name_index_.empty())
+  if (name_index_.empty()) {
+    name_index_.reserve(syms_.size());
     for (uint32_t i = 0; i < syms_.size(); i++) name_index_[syms_[i].name].push_back(i);
+  }
   auto it = name_index_.find(name);
   return it == name_index_.end() ? none : it->second;
 }

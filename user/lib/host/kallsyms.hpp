@@ -52,6 +52,8 @@ class KallsymsIndex {
   std::vector<Sym> syms_;
   const std::vector<uint32_t> &by_name(std::string_view name) const;
   mutable std::unordered_map<std::string_view, std::vector<uint32_t>> name_index_;  // name -> syms_, lazily
+  mutable unsigned scans_ = 0;
+  mutable std::vector<uint32_t> scan_;
   mutable std::unordered_map<std::string, std::vector<uint64_t>> text_index_;  // "mod\0name", built lazily
 };
 

@@ -1,8 +1,11 @@
 #include "util/text.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 namespace ktrack {
 
@@ -32,11 +35,22 @@ std::string_view module_of(std::string_view tok) {
 }
 
 std::optional<std::string> read_file(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // read(2) in large blocks: /proc files (kallsyms: 7 MB) are made as they
+  // are read, and small reads cost a pass through seq_file each.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  size_t used = 0;
+  for (;;) {
+    if (out.size() - used < (256u << 10)) out.resize(std::max<size_t>(out.size() * 2, 1u << 20));
+    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out.resize(used);
+  return out;
 }
 
 }  // namespace ktrack
