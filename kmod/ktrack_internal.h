@@ -81,8 +81,4 @@ u64 ktrack_objtrace_features(void);
 int ktrack_objtrace_init(void);
 void ktrack_objtrace_exit(void);
 
-/* Extensible ioctl struct copy-in (see ktrack_main.c). */
-int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
-			 const void __user *ubuf, u32 *usize);
-
 #endif /* _KTRACK_INTERNAL_H */

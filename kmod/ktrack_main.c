@@ -20,6 +20,7 @@
 #include "ktrack_trace.h"
 #include "ring.h"
 #include "session.h"
+#include "uapi_copy.h"
 
 #define KTRACK_MODULE_VERSION "0.1.0"
 
@@ -136,24 +137,6 @@ static int ktrack_mmap(struct file *file, struct vm_area_struct *vma)
 
 	ktrack_session_put(s);
 	return ret;
-}
-
-/*
- * Copy an extensible ioctl struct in: the first __u32 is its size.  Sizes
- * from 'min' up to 'ksize' are accepted; larger ones only when the bytes we
- * do not know are zero (copy_struct_from_user does that check).
- */
-int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
-				const void __user *ubuf, u32 *usize)
-{
-	int ret;
-
-	if (get_user(*usize, (const u32 __user *)ubuf))
-		return -EFAULT;
-	if (*usize < min || *usize > PAGE_SIZE)
-		return -EINVAL;
-	ret = copy_struct_from_user(kbuf, ksize, ubuf, *usize);
-	return ret == -E2BIG ? -EINVAL : ret;
 }
 
 static long ktrack_ioctl_version(void __user *arg)

@@ -19,6 +19,7 @@
 
 #include <ktrack/ktrack_objtrace.h>
 #include "objtrace.h"
+#include "uapi_copy.h"
 
 /* Serializes every ioctl and the session list; never taken by a handler. */
 static DEFINE_MUTEX(objtrace_mutex);

@@ -20,6 +20,7 @@
 
 #include "compat_probe.h"
 #include "probe_internal.h"
+#include "uapi_copy.h"
 
 #define KT_MAX_PROBES_PER_SESSION 256
 

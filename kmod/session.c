@@ -27,6 +27,7 @@
 #include "ktrack_trace.h"
 #include "ring.h"
 #include "session.h"
+#include "uapi_copy.h"
 
 /*
  * Lock order: ktrack_sessions_mutex -> s->lock -> kt_probe_lock (probe.c)
