@@ -58,6 +58,12 @@ void ktrack_emit_meta(u16 type, const void *payload, u32 len);
 int ktrack_module_events_init(void);
 void ktrack_module_events_exit(void);
 
+/*
+ * Torn down (closed or destroyed)?  Part ioctls run without the session's
+ * lock: they check this under their own lock before attaching anything.
+ */
+bool ktrack_session_dead(struct ktrack_session *s);
+
 /* Session time in the session's clock (what record headers carry). */
 u64 ktrack_session_clock(struct ktrack_session *s);
 

@@ -7,7 +7,9 @@
  * disarms them when it goes.
  *
  * Locking: kt_probe_lock (a mutex) protects the list and every probe's
- * attach state; it is only taken in process context, never by a handler.
+ * attach state; it is only taken in process context, never by a handler,
+ * never held across a user copy (a stalled fault would block module load
+ * and unload through the notifier), and the ioctls run without s->lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -111,6 +113,13 @@ static struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *na
 	return NULL;
 }
 
+static void kt_remove(struct kt_probe *p)
+{
+	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+	list_del(&p->node);
+	kt_probe_free(p);
+}
+
 static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_probe_add req;
@@ -155,6 +164,10 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	}
 
 	mutex_lock(&kt_probe_lock);
+	if (ktrack_session_dead(s)) {
+		ret = -ENODEV;
+		goto unlock;
+	}
 	list_for_each_entry(q, &kt_probes, node) {
 		if (q->session != s)
 			continue;
@@ -179,26 +192,27 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	req.id = p->id;
 	req.state = p->state;
 	req.mechanism = p->mechanism;
-	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
-		kt_disarm(p, KTRACK_PROBE_ST_PENDING);
-		ret = -EFAULT;
-		goto unlock;
-	}
 	list_add_tail(&p->node, &kt_probes);
 	mutex_unlock(&kt_probe_lock);
+	/*
+	 * Copied out with no lock held (see the lock order in session.c).
+	 * When the caller cannot learn the id, the probe goes again, unless
+	 * another thread of the session removed it meanwhile.
+	 */
+	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
+		mutex_lock(&kt_probe_lock);
+		p = kt_find(s, req.id, NULL);
+		if (p)
+			kt_remove(p);
+		mutex_unlock(&kt_probe_lock);
+		return -EFAULT;
+	}
 	return 0;
 unlock:
 	mutex_unlock(&kt_probe_lock);
 free:
 	kt_probe_free(p);
 	return ret;
-}
-
-static void kt_remove(struct kt_probe *p)
-{
-	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
-	list_del(&p->node);
-	kt_probe_free(p);
 }
 
 static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)

@@ -27,7 +27,15 @@ struct ktrack_session {
 	struct list_head named_node;	/* ktrack_named, under ktrack_sessions_mutex */
 	struct list_head run_node;	/* ktrack_running (RCU) while running */
 
-	struct mutex lock;		/* config, state, buffers, part ioctls */
+	/*
+	 * Neither mutex is ever held across a user copy: mmap() takes
+	 * mmap_lock before them.  'lock' serializes config and state
+	 * changes; 'mmap_lock' (inside 'lock') guards what mmap() needs:
+	 * the rings (allocation, freeing), cfg.buf_pages and cfg.mode
+	 * (changed under both), and 'dead' (set under both).
+	 */
+	struct mutex lock;		/* config, state, START/STOP */
+	struct mutex mmap_lock;		/* rings; taken by mmap() */
 	struct mutex read_lock;		/* one read() at a time */
 	wait_queue_head_t wq;		/* readers (poll, read) */
 
