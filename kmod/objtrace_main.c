@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -412,6 +413,20 @@ long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __us
 	u32 usize = 0;
 	long ret;
 
+	/*
+	 * Hooking functions with kprobes and ftrace, and copying watched
+	 * fields of any kernel address into records, is what kernel lockdown
+	 * forbids (as it forbids kprobes and tracefs).
+	 */
+	switch (cmd) {
+	case KTRACK_IOC_OBJ_CONFIG:
+	case KTRACK_IOC_OBJ_ADD_SOURCE:
+	case KTRACK_IOC_OBJ_TRACK:
+	case KTRACK_IOC_OBJ_ENABLE:
+		if (security_locked_down(LOCKDOWN_KPROBES))
+			return -EPERM;
+		break;
+	}
 	switch (cmd) {
 	case KTRACK_IOC_OBJ_CONFIG:
 		ret = objtrace_config_copy_in(&cin, arg);

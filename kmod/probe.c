@@ -58,10 +58,25 @@ static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
 	return kind < ARRAY_SIZE(kt_probe_kinds) ? kt_probe_kinds[kind] : NULL;
 }
 
+/*
+ * Kernel lockdown (confidentiality) forbids kprobes, and so every probe
+ * built on them, and any probe that reads kernel memory.  Checked at every
+ * arm: the module notifier re-arms too.
+ */
+static bool kt_locked_down(const struct kt_probe *p)
+{
+	if (p->mechanism == KTRACK_MECH_TRACEPOINT && !p->reads_kernel)
+		return false;
+	return security_locked_down(LOCKDOWN_KPROBES) != 0;
+}
+
 static int kt_arm(struct kt_probe *p)
 {
-	int ret = p->ops->arm(p);
+	int ret;
 
+	if (kt_locked_down(p))
+		return -EPERM;
+	ret = p->ops->arm(p);
 	if (!ret) {
 		p->state = KTRACK_PROBE_ST_ARMED;
 		p->arm_count++;
@@ -157,8 +172,7 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		goto free;
 	}
 	p->mechanism = p->ops->mechanism;
-	/* kernel lockdown forbids kprobes (and so every probe built on them) */
-	if (p->mechanism != KTRACK_MECH_TRACEPOINT && security_locked_down(LOCKDOWN_KPROBES)) {
+	if (kt_locked_down(p)) {
 		ret = -EPERM;
 		goto free;
 	}

@@ -63,6 +63,20 @@ static bool kt_is_string(const struct kt_fetch *f)
 	return f->type == KTRACK_FETCH_T_STRING || f->type == KTRACK_FETCH_T_USTRING;
 }
 
+/*
+ * Does the fetch read kernel memory (a dereference, a kernel string) or
+ * give out a kernel address (@SYM)?  Kernel lockdown forbids that as it
+ * forbids kprobes.
+ */
+static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
+{
+	if (f->src == KTRACK_FETCH_SRC_IMM)
+		return true;
+	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
+		return true;
+	return f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM;
+}
+
 static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fetch *uf,
 			  struct kt_fetch *f)
 {
@@ -403,6 +417,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		ret = kt_check_fetch(p, &uf[i], &p->fetch[i]);
 		if (ret)
 			goto err;
+		p->reads_kernel |= kt_fetch_reads_kernel(&p->fetch[i]);
 	}
 	ret = kt_layout(p);
 	if (ret)

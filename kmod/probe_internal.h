@@ -116,6 +116,7 @@ struct kt_probe {
 	u16 nr_insns;
 	u32 fixed_len;			/* bytes of the slots */
 	bool has_strings;
+	bool reads_kernel;		/* deref, kernel string or @SYM */
 	struct kt_fetch *fetch;
 	struct ktrack_probe_insn *insns;
 	const char *strtab;
