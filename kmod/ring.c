@@ -448,7 +448,7 @@ static void ring_wakeup(struct irq_work *w)
 {
 	struct ktrack_ring *r = container_of(w, struct ktrack_ring, wakeup);
 
-	wake_up_all(&r->s->wq);
+	ktrack_session_wake(r->s);
 }
 
 void ktrack_rings_arm(struct ktrack_session *s)

@@ -62,7 +62,7 @@ u64 ktrack_ring_unread(struct ktrack_ring *r);
 void ktrack_rings_flush(struct ktrack_session *s);
 /* read(2): whole records from every CPU; bytes copied or -errno. */
 ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t count);
-/* Arm every ring's wakeup (before sleeping on s->wq). */
+/* Arm every ring's wakeup (before sleeping on a file's wq). */
 void ktrack_rings_arm(struct ktrack_session *s);
 /* True when a reader should wake: watermark, or any data when 'any'. */
 bool ktrack_rings_readable(struct ktrack_session *s, bool any);

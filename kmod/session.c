@@ -87,7 +87,8 @@ struct ktrack_session *ktrack_session_new(const char *name)
 	mutex_init(&s->lock);
 	mutex_init(&s->mmap_lock);
 	mutex_init(&s->read_lock);
-	init_waitqueue_head(&s->wq);
+	spin_lock_init(&s->files_lock);
+	INIT_LIST_HEAD(&s->files);
 	s->cfg = ktrack_default_config;
 	s->wm_bytes = watermark(&s->cfg);
 	s->nr_rings = nr_cpu_ids;
@@ -125,7 +126,7 @@ static void session_stop_locked(struct ktrack_session *s)
 	ktrack_rings_flush(s);
 	s->flush = true;
 	trace_ktrack_session_stop(s->id, s->name);
-	wake_up_all(&s->wq);
+	ktrack_session_wake(s);
 }
 
 static int session_start_locked(struct ktrack_session *s)
@@ -168,7 +169,36 @@ static void session_teardown(struct ktrack_session *s)
 	ktrack_probe_session_release(s);
 	ktrack_objtrace_session_release(s);
 	trace_ktrack_session_close(s->id, s->name);
-	wake_up_all(&s->wq);
+	ktrack_session_wake(s);
+}
+
+void ktrack_session_add_file(struct ktrack_session *s, struct ktrack_file *f)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_add_tail(&f->node, &s->files);
+	spin_unlock_irqrestore(&s->files_lock, flags);
+}
+
+void ktrack_session_del_file(struct ktrack_session *s, struct ktrack_file *f)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_del_init(&f->node);
+	spin_unlock_irqrestore(&s->files_lock, flags);
+}
+
+void ktrack_session_wake(struct ktrack_session *s)
+{
+	struct ktrack_file *f;
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_for_each_entry(f, &s->files, node)
+		wake_up_all(&f->wq);
+	spin_unlock_irqrestore(&s->files_lock, flags);
 }
 
 struct ktrack_session *ktrack_file_session(struct ktrack_file *f)
@@ -246,9 +276,13 @@ static void swap_session(struct ktrack_file *f, struct ktrack_session *old,
 			 struct ktrack_session *news)
 {
 	atomic_inc(&news->nr_fds);
+	ktrack_session_del_file(old, f);
 	spin_lock(&f->lock);
 	f->s = news;
 	spin_unlock(&f->lock);
+	ktrack_session_add_file(news, f);
+	/* Pollers re-check, now on 'news' (their entries are on f->wq). */
+	wake_up_all(&f->wq);
 	/* The file's reference on 'old' moves to nobody: release it. */
 	ktrack_session_file_release(old);
 }
@@ -595,7 +629,7 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 	case KTRACK_IOC_FLUSH:
 		ktrack_rings_flush(s);
 		s->flush = true;
-		wake_up_all(&s->wq);
+		ktrack_session_wake(s);
 		ret = 0;
 		break;
 	default:
