@@ -54,7 +54,7 @@ static void *ua_mmap_thread(void *a)
 
 	c->map = mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, c->fd, 0);
 	c->err = c->map == MAP_FAILED ? errno : 0;
-	if (write(c->done_pipe, "x", 1) != 1)
+	if (write(c->done_pipe, "M", 1) != 1)
 		c->err = -1;
 	return NULL;
 }
