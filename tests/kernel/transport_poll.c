@@ -9,7 +9,12 @@
  * the entry stayed on the anonymous session's queue, which was freed with
  * that session: epoll never reported the new session's data again (and
  * closing the fd wrote into freed memory).
+ *
+ * And poll() on a session whose rings are being allocated (review finding
+ * #2): poll() takes no session lock, and START used to publish the ring
+ * array before filling it (NULL dereference), then free it on failure.
  */
+#include <sched.h>
 #include <sys/epoll.h>
 
 #include "kselftest_harness.h"
@@ -79,6 +84,60 @@ TEST_F(pl, epoll_follows_session_attach)
 		TH_LOG("epoll lost the session the fd was attached to");
 	close(ep);
 	close(fd);
+}
+
+struct pl_spin {
+	int fd;
+	volatile int stop;
+	unsigned long polls;
+};
+
+static void *pl_poll_spin(void *a)
+{
+	struct pl_spin *sp = a;
+	struct pollfd p = { .fd = sp->fd, .events = POLLIN };
+
+	while (!sp->stop) {
+		poll(&p, 1, 0);
+		sp->polls++;
+	}
+	return NULL;
+}
+
+/*
+ * A thread polls without pause while START allocates large rings (a wide
+ * window: vmalloc and zeroing per CPU).  Before the fix the poller
+ * dereferenced the NULL entries of the half-filled array and the kernel
+ * oopsed; every iteration is a chance, none is needed to pass.
+ */
+TEST_F(pl, poll_while_start_allocates_the_rings)
+{
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		struct pl_spin sp = { .fd = tp_open(2048, KTRACK_MODE_DISCARD) };
+		pthread_t t;
+
+		ASSERT_LE(0, sp.fd);
+		ASSERT_EQ(0, pthread_create(&t, NULL, pl_poll_spin, &sp));
+		/* the poller is running before START */
+		while (!__atomic_load_n(&sp.polls, __ATOMIC_RELAXED))
+			sched_yield();
+		EXPECT_EQ(0, ioctl(sp.fd, KTRACK_IOC_START));
+		sp.stop = 1;
+		pthread_join(t, NULL);
+		EXPECT_EQ(0, ioctl(sp.fd, KTRACK_IOC_STOP));
+		/* and SET_CONFIG frees them again while it polls */
+		sp.stop = 0;
+		sp.polls = 0;
+		ASSERT_EQ(0, pthread_create(&t, NULL, pl_poll_spin, &sp));
+		while (!__atomic_load_n(&sp.polls, __ATOMIC_RELAXED))
+			sched_yield();
+		EXPECT_EQ(0, tp_config(sp.fd, 1024, KTRACK_MODE_DISCARD));
+		sp.stop = 1;
+		pthread_join(t, NULL);
+		close(sp.fd);
+	}
 }
 
 TEST_HARNESS_MAIN
