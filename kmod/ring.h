@@ -54,8 +54,12 @@ struct ktrack_ring {
 	struct irq_work wakeup;		/* wake_up() is not NMI-safe */
 };
 
+/* Allocate and publish s->rings; under s->mmap_lock. */
 int ktrack_rings_alloc(struct ktrack_session *s);
+/* Free them with the session (last reference). */
 void ktrack_rings_free(struct ktrack_session *s);
+/* Free them on a live session: under s->read_lock and s->mmap_lock; sleeps. */
+void ktrack_rings_release(struct ktrack_session *s);
 /* Bytes not consumed yet on this ring. */
 u64 ktrack_ring_unread(struct ktrack_ring *r);
 /* Writes pending LOST records on every CPU (session stopped or not). */

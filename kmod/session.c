@@ -30,8 +30,8 @@
 #include "uapi_copy.h"
 
 /*
- * Lock order: ktrack_sessions_mutex -> s->lock -> s->mmap_lock ->
- * ktrack_running_lock; kt_probe_lock (probe.c) and objtrace_mutex
+ * Lock order: ktrack_sessions_mutex -> s->read_lock (SET_CONFIG) -> s->lock
+ * -> s->mmap_lock -> ktrack_running_lock; kt_probe_lock (probe.c) and objtrace_mutex
  * (objtrace_main.c) are taken with no session lock held.  START and STOP
  * run under s->lock, so the running list has a lock of its own below it
  * (taking the sessions mutex there would invert the order of
@@ -475,6 +475,7 @@ static long session_list(void __user *arg)
 
 static long session_set_config(struct ktrack_session *s, void __user *arg)
 {
+	bool reader_out = false;
 	struct ktrack_config c;
 	u32 usize, i;
 	int ret;
@@ -498,6 +499,14 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 	if (nr_cpu_ids < 64 && (c.cpu_mask >> nr_cpu_ids))
 		return -EINVAL;
 	c.size = sizeof(c);
+	/*
+	 * New rings mean freeing the old ones, which read() uses under
+	 * read_lock alone.  read_lock is held across read()'s user copies and
+	 * waits, so it is taken before s->lock, and only when rings go.
+	 */
+again:
+	if (reader_out && mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
 	mutex_lock(&s->lock);
 	mutex_lock(&s->mmap_lock);
 	ret = 0;
@@ -506,10 +515,16 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 	} else if (s->running) {
 		ret = -EBUSY;
 	} else if (s->rings && (c.buf_pages != s->cfg.buf_pages || c.mode != s->cfg.mode)) {
-		if (atomic_read(&s->nr_maps))
+		if (atomic_read(&s->nr_maps)) {
 			ret = -EBUSY;
-		else
-			ktrack_rings_free(s);
+		} else if (!reader_out) {
+			mutex_unlock(&s->mmap_lock);
+			mutex_unlock(&s->lock);
+			reader_out = true;
+			goto again;
+		} else {
+			ktrack_rings_release(s);
+		}
 	}
 	if (!ret) {
 		s->cfg = c;
@@ -518,6 +533,8 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 	}
 	mutex_unlock(&s->mmap_lock);
 	mutex_unlock(&s->lock);
+	if (reader_out)
+		mutex_unlock(&s->read_lock);
 	return ret;
 }
 
