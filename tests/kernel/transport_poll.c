@@ -37,7 +37,7 @@ FIXTURE(pl) {
 FIXTURE_SETUP(pl)
 {
 	ASSERT_EQ(0, tp_load());
-	self->owner = tp_open(4, KTRACK_MODE_DISCARD);
+	self->owner = open("/dev/ktrack", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->owner);
 	ASSERT_EQ(0, pl_req(self->owner, KTRACK_IOC_SESSION_CREATE, "pl"));
 	ASSERT_EQ(0, tp_config(self->owner, 4, KTRACK_MODE_DISCARD));
