@@ -58,6 +58,12 @@ void ktrack_emit_meta(u16 type, const void *payload, u32 len);
 int ktrack_module_events_init(void);
 void ktrack_module_events_exit(void);
 
+/*
+ * Torn down (closed or destroyed)?  Part ioctls run without the session's
+ * lock: they check this under their own lock before attaching anything.
+ */
+bool ktrack_session_dead(struct ktrack_session *s);
+
 /* Session time in the session's clock (what record headers carry). */
 u64 ktrack_session_clock(struct ktrack_session *s);
 
@@ -80,9 +86,5 @@ void ktrack_objtrace_session_release(struct ktrack_session *s);
 u64 ktrack_objtrace_features(void);
 int ktrack_objtrace_init(void);
 void ktrack_objtrace_exit(void);
-
-/* Extensible ioctl struct copy-in (see ktrack_main.c). */
-int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
-			 const void __user *ubuf, u32 *usize);
 
 #endif /* _KTRACK_INTERNAL_H */

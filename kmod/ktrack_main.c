@@ -20,6 +20,7 @@
 #include "ktrack_trace.h"
 #include "ring.h"
 #include "session.h"
+#include "uapi_copy.h"
 
 #define KTRACK_MODULE_VERSION "0.1.0"
 
@@ -33,11 +34,13 @@ static int ktrack_open(struct inode *inode, struct file *file)
 	if (!f)
 		return -ENOMEM;
 	spin_lock_init(&f->lock);
+	init_waitqueue_head(&f->wq);
 	f->s = ktrack_session_new(NULL);
 	if (!f->s) {
 		kfree(f);
 		return -ENOMEM;
 	}
+	ktrack_session_add_file(f->s, f);
 	file->private_data = f;
 	return 0;
 }
@@ -46,6 +49,7 @@ static int ktrack_release(struct inode *inode, struct file *file)
 {
 	struct ktrack_file *f = file->private_data;
 
+	ktrack_session_del_file(f->s, f);
 	ktrack_session_file_release(f->s);
 	kfree(f);
 	return 0;
@@ -74,7 +78,7 @@ static ssize_t ktrack_read(struct file *file, char __user *buf, size_t count, lo
 			break;
 		}
 		ktrack_rings_arm(s);
-		if (wait_event_interruptible(s->wq, ktrack_session_readable(s) ||
+		if (wait_event_interruptible(f->wq, ktrack_session_readable(s) ||
 					     !READ_ONCE(s->running))) {
 			ret = -ERESTARTSYS;
 			break;
@@ -114,10 +118,12 @@ static ssize_t ktrack_write(struct file *file, const char __user *buf, size_t co
 
 static __poll_t ktrack_poll(struct file *file, poll_table *wait)
 {
-	struct ktrack_session *s = ktrack_file_session(file->private_data);
+	struct ktrack_file *f = file->private_data;
+	struct ktrack_session *s = ktrack_file_session(f);
 	__poll_t mask = 0;
 
-	poll_wait(file, &s->wq, wait);
+	/* The file's queue: it stays valid when the file changes session. */
+	poll_wait(file, &f->wq, wait);
 	ktrack_rings_arm(s);
 	if (ktrack_session_readable(s))
 		mask |= EPOLLIN | EPOLLRDNORM;
@@ -136,24 +142,6 @@ static int ktrack_mmap(struct file *file, struct vm_area_struct *vma)
 
 	ktrack_session_put(s);
 	return ret;
-}
-
-/*
- * Copy an extensible ioctl struct in: the first __u32 is its size.  Sizes
- * from 'min' up to 'ksize' are accepted; larger ones only when the bytes we
- * do not know are zero (copy_struct_from_user does that check).
- */
-int ktrack_copy_sized_in(void *kbuf, size_t ksize, size_t min,
-				const void __user *ubuf, u32 *usize)
-{
-	int ret;
-
-	if (get_user(*usize, (const u32 __user *)ubuf))
-		return -EFAULT;
-	if (*usize < min || *usize > PAGE_SIZE)
-		return -EINVAL;
-	ret = copy_struct_from_user(kbuf, ksize, ubuf, *usize);
-	return ret == -E2BIG ? -EINVAL : ret;
 }
 
 static long ktrack_ioctl_version(void __user *arg)

@@ -14,11 +14,13 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <ktrack/ktrack_objtrace.h>
 #include "objtrace.h"
+#include "uapi_copy.h"
 
 /* Serializes every ioctl and the session list; never taken by a handler. */
 static DEFINE_MUTEX(objtrace_mutex);
@@ -178,50 +180,65 @@ static char *objtrace_globs_copy(const struct ktrack_obj_config *c, int *err)
 	return funcs;
 }
 
-/*
- * Set the configuration: a new state is built aside and replaces the old one
- * (with its table and sources) only when everything worked.
- */
-static long objtrace_ioc_config(struct objtrace_state **stp, void __user *arg)
-{
-	struct objtrace_state *st = *stp, *nst;
-	struct ktrack_obj_func *addrs = NULL;
+/* What OBJ_CONFIG copied in, before any lock. */
+struct objtrace_config_in {
 	struct ktrack_obj_config c;
-	char *funcs = NULL, *work = NULL;
+	struct ktrack_obj_func *addrs;	/* KTRACK_OBJF_FUNC_ADDRS */
+	char *funcs;			/* otherwise: the glob list */
+};
+
+static int objtrace_config_copy_in(struct objtrace_config_in *in, void __user *arg)
+{
 	u32 usize;
 	int ret;
 
-	if (st->enabled)
-		return -EBUSY;
-	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
+	ret = ktrack_copy_sized_in(&in->c, sizeof(in->c), sizeof(in->c), arg, &usize);
 	if (ret)
 		return ret;
-	ret = objtrace_check_config(&c);
+	ret = objtrace_check_config(&in->c);
 	if (ret)
 		return ret;
-	if (c.flags & KTRACK_OBJF_FUNC_ADDRS)
-		addrs = objtrace_funcs_copy(&c, &ret);
+	if (in->c.flags & KTRACK_OBJF_FUNC_ADDRS)
+		in->addrs = objtrace_funcs_copy(&in->c, &ret);
 	else
-		funcs = objtrace_globs_copy(&c, &ret);
-	if (ret)
-		return ret;
+		in->funcs = objtrace_globs_copy(&in->c, &ret);
+	return ret;
+}
+
+/*
+ * Set the configuration: a new state is built aside and replaces the old one
+ * (with its table and sources) only when everything worked.  Takes over
+ * in->addrs and in->funcs.
+ */
+static long objtrace_ioc_config(struct objtrace_state **stp, struct objtrace_config_in *in)
+{
+	struct objtrace_state *st = *stp, *nst = NULL;
+	const struct ktrack_obj_config *cp = &in->c;
+	struct ktrack_obj_func *addrs = in->addrs;
+	char *funcs = in->funcs, *work = NULL;
+	int ret;
+
+	if (st->enabled) {
+		ret = -EBUSY;
+		goto err;
+	}
 	nst = kzalloc(sizeof(*nst), GFP_KERNEL);
 	if (funcs)
-		work = kvmalloc(c.functions_len + 1, GFP_KERNEL);
+		work = kvmalloc(cp->functions_len + 1, GFP_KERNEL);
 	if (!nst || (funcs && !work)) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	nst->cfg = c;
+	nst->cfg = *cp;
 	nst->sess = st->sess;
 	INIT_LIST_HEAD(&nst->api_node);
 	nst->pcpu = alloc_percpu(struct objtrace_pcpu);
-	ret = nst->pcpu ? objtrace_table_init(&nst->table, c.max_objects) : -ENOMEM;
+	ret = nst->pcpu ? objtrace_table_init(&nst->table, cp->max_objects) : -ENOMEM;
 	if (ret)
 		goto err_unconf;
 	/* The filter parser edits its buffer: give it a copy. */
 	if (funcs)
-		memcpy(work, funcs, c.functions_len + 1);
+		memcpy(work, funcs, cp->functions_len + 1);
 	nst->functions = work;
 	nst->funcs = addrs;
 	ret = objtrace_hooks_prepare(nst);
@@ -251,16 +268,12 @@ err:
 	return ret;
 }
 
-static long objtrace_ioc_add_source(struct objtrace_state *st, void __user *arg)
+static long objtrace_ioc_add_source(struct objtrace_state *st, const struct ktrack_obj_source *dp)
 {
+	struct ktrack_obj_source d = *dp;
 	struct objtrace_source *src;
-	struct ktrack_obj_source d;
-	u32 usize;
 	int ret;
 
-	ret = ktrack_copy_sized_in(&d, sizeof(d), sizeof(d), arg, &usize);
-	if (ret)
-		return ret;
 	if (!st->configured)
 		return -ENODATA;
 	if (st->enabled)
@@ -279,16 +292,14 @@ static long objtrace_ioc_add_source(struct objtrace_state *st, void __user *arg)
 	return 0;
 }
 
-static long objtrace_ioc_addr(struct objtrace_state *st, unsigned int cmd, void __user *arg)
+/* TRACK/UNTRACK/QUERY on the copied-in 'a'; 1: copy 'a' back out. */
+static long objtrace_ioc_addr(struct objtrace_state *st, unsigned int cmd,
+			      struct ktrack_obj_addr *ap)
 {
-	struct ktrack_obj_addr a;
+	struct ktrack_obj_addr a = *ap;
 	struct objtrace_obj *obj;
-	u32 usize;
 	int ret;
 
-	ret = ktrack_copy_sized_in(&a, sizeof(a), sizeof(a), arg, &usize);
-	if (ret)
-		return ret;
 	if (!st->configured)
 		return -ENODATA;
 	if (a.flags & ~(cmd == KTRACK_IOC_OBJ_UNTRACK ? KTRACK_OBJ_ADDR_ALL : 0))
@@ -327,9 +338,8 @@ static long objtrace_ioc_addr(struct objtrace_state *st, unsigned int cmd, void 
 			return -ENOENT;
 		break;
 	}
-	if (copy_to_user(arg, &a, min_t(size_t, usize, sizeof(a))))
-		return -EFAULT;
-	return 0;
+	*ap = a;
+	return 1;
 }
 
 static long objtrace_ioc_enable(struct objtrace_state *st)
@@ -354,17 +364,12 @@ static long objtrace_ioc_enable(struct objtrace_state *st)
 	return 0;
 }
 
-static long objtrace_ioc_stats(struct objtrace_state *st, void __user *arg)
+static void objtrace_ioc_stats(struct objtrace_state *st, struct ktrack_obj_stats *op)
 {
 	struct ktrack_obj_stats o;
 	unsigned int i;
-	u32 usize;
-	int cpu, ret;
+	int cpu;
 
-	ret = ktrack_copy_sized_in(&o, sizeof(o), offsetof(struct ktrack_obj_stats, lives),
-				   arg, &usize);
-	if (ret)
-		return ret;
 	memset(&o, 0, sizeof(o));
 	o.size = sizeof(o);
 	if (st->configured) {
@@ -388,41 +393,83 @@ static long objtrace_ioc_stats(struct objtrace_state *st, void __user *arg)
 		for (i = 0; i < KTRACK_OBJ_END_MAX; i++)
 			o.ended[i] = atomic64_read(&st->ended[i]);
 	}
-	if (copy_to_user(arg, &o, min_t(size_t, usize, sizeof(o))))
-		return -EFAULT;
-	return 0;
+	*op = o;
 }
 
+/*
+ * Every copy from or to user memory happens before objtrace_mutex is taken
+ * or after it is released: a stalled fault must not block the other
+ * sessions' object trackers (nor their teardown).
+ */
 long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)
 {
+	struct objtrace_config_in cin = { };
+	union {
+		struct ktrack_obj_source src;
+		struct ktrack_obj_addr addr;
+		struct ktrack_obj_stats stats;
+	} u;
 	struct objtrace_state *st;
+	u32 usize = 0;
 	long ret;
 
+	/*
+	 * Hooking functions with kprobes and ftrace, and copying watched
+	 * fields of any kernel address into records, is what kernel lockdown
+	 * forbids (as it forbids kprobes and tracefs).
+	 */
 	switch (cmd) {
 	case KTRACK_IOC_OBJ_CONFIG:
 	case KTRACK_IOC_OBJ_ADD_SOURCE:
 	case KTRACK_IOC_OBJ_TRACK:
+	case KTRACK_IOC_OBJ_ENABLE:
+		if (security_locked_down(LOCKDOWN_KPROBES))
+			return -EPERM;
+		break;
+	}
+	switch (cmd) {
+	case KTRACK_IOC_OBJ_CONFIG:
+		ret = objtrace_config_copy_in(&cin, arg);
+		break;
+	case KTRACK_IOC_OBJ_ADD_SOURCE:
+		ret = ktrack_copy_sized_in(&u.src, sizeof(u.src), sizeof(u.src), arg, &usize);
+		break;
+	case KTRACK_IOC_OBJ_TRACK:
 	case KTRACK_IOC_OBJ_UNTRACK:
+	case KTRACK_IOC_OBJ_QUERY:
+		ret = ktrack_copy_sized_in(&u.addr, sizeof(u.addr), sizeof(u.addr), arg, &usize);
+		break;
+	case KTRACK_IOC_OBJ_GET_STATS:
+		ret = ktrack_copy_sized_in(&u.stats, sizeof(u.stats),
+					   offsetof(struct ktrack_obj_stats, lives), arg, &usize);
+		break;
 	case KTRACK_IOC_OBJ_ENABLE:
 	case KTRACK_IOC_OBJ_DISABLE:
-	case KTRACK_IOC_OBJ_GET_STATS:
-	case KTRACK_IOC_OBJ_QUERY:
+		ret = 0;
 		break;
 	default:
 		return -ENOTTY;
 	}
+	if (ret) {
+		kvfree(cin.addrs);
+		kvfree(cin.funcs);
+		return ret;
+	}
 	mutex_lock(&objtrace_mutex);
-	st = objtrace_get(s);
+	/* Torn down: its state is released (or about to be); add nothing. */
+	st = ktrack_session_dead(s) ? NULL : objtrace_get(s);
 	if (!st) {
-		ret = -ENOMEM;
+		ret = ktrack_session_dead(s) ? -ENODEV : -ENOMEM;
+		kvfree(cin.addrs);
+		kvfree(cin.funcs);
 		goto out;
 	}
 	switch (cmd) {
 	case KTRACK_IOC_OBJ_CONFIG:
-		ret = objtrace_ioc_config(&st, arg);
+		ret = objtrace_ioc_config(&st, &cin);
 		break;
 	case KTRACK_IOC_OBJ_ADD_SOURCE:
-		ret = objtrace_ioc_add_source(st, arg);
+		ret = objtrace_ioc_add_source(st, &u.src);
 		break;
 	case KTRACK_IOC_OBJ_ENABLE:
 		ret = objtrace_ioc_enable(st);
@@ -432,15 +479,22 @@ long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __us
 		objtrace_disable(st);
 		break;
 	case KTRACK_IOC_OBJ_GET_STATS:
-		ret = objtrace_ioc_stats(st, arg);
+		objtrace_ioc_stats(st, &u.stats);
+		ret = 1;
 		break;
 	default:
-		ret = objtrace_ioc_addr(st, cmd, arg);
+		ret = objtrace_ioc_addr(st, cmd, &u.addr);
 		break;
 	}
 out:
 	mutex_unlock(&objtrace_mutex);
-	return ret;
+	if (ret != 1)
+		return ret;
+	/* 1: the command has a result to copy out */
+	if (copy_to_user(arg, &u, min_t(size_t, usize, cmd == KTRACK_IOC_OBJ_GET_STATS ?
+					 sizeof(u.stats) : sizeof(u.addr))))
+		return -EFAULT;
+	return 0;
 }
 
 void ktrack_objtrace_session_release(struct ktrack_session *s)

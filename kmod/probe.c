@@ -7,7 +7,9 @@
  * disarms them when it goes.
  *
  * Locking: kt_probe_lock (a mutex) protects the list and every probe's
- * attach state; it is only taken in process context, never by a handler.
+ * attach state; it is only taken in process context, never by a handler,
+ * never held across a user copy (a stalled fault would block module load
+ * and unload through the notifier), and the ioctls run without s->lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,6 +22,7 @@
 
 #include "compat_probe.h"
 #include "probe_internal.h"
+#include "uapi_copy.h"
 
 #define KT_MAX_PROBES_PER_SESSION 256
 
@@ -39,35 +42,41 @@ u64 ktrack_probe_features(void)
 	return f;
 }
 
-static u32 kt_mechanism(const struct kt_probe *p)
+/*
+ * The attach operations of each kind of probe.  A new kind is a new
+ * probe_*.c file with its ops, plus its entry here.
+ */
+static const struct kt_probe_ops *const kt_probe_kinds[] = {
+	[KTRACK_PROBE_KPROBE] = &kt_kprobe_ops,
+	[KTRACK_PROBE_KRETPROBE] = &kt_kretprobe_ops,
+	[KTRACK_PROBE_FUNCS] = KTRACK_HAVE_FPROBE ? &kt_fprobe_ops : &kt_kprobe_funcs_ops,
+	[KTRACK_PROBE_TRACEPOINT] = &kt_tp_ops,
+};
+
+static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
 {
-	switch (p->kind) {
-	case KTRACK_PROBE_KPROBE:
-		return KTRACK_MECH_KPROBE;
-	case KTRACK_PROBE_KRETPROBE:
-		return KTRACK_MECH_KRETPROBE;
-	case KTRACK_PROBE_FUNCS:
-		return KTRACK_HAVE_FPROBE ? KTRACK_MECH_FPROBE : KTRACK_MECH_KPROBE_FTRACE;
-	default:
-		return KTRACK_MECH_TRACEPOINT;
-	}
+	return kind < ARRAY_SIZE(kt_probe_kinds) ? kt_probe_kinds[kind] : NULL;
+}
+
+/*
+ * Kernel lockdown (confidentiality) forbids kprobes, and so every probe
+ * built on them, and any probe that reads kernel memory.  Checked at every
+ * arm: the module notifier re-arms too.
+ */
+static bool kt_locked_down(const struct kt_probe *p)
+{
+	if (p->mechanism == KTRACK_MECH_TRACEPOINT && !p->reads_kernel)
+		return false;
+	return security_locked_down(LOCKDOWN_KPROBES) != 0;
 }
 
 static int kt_arm(struct kt_probe *p)
 {
 	int ret;
 
-	switch (p->mechanism) {
-	case KTRACK_MECH_FPROBE:
-		ret = kt_fprobe_arm(p);
-		break;
-	case KTRACK_MECH_TRACEPOINT:
-		ret = kt_tp_arm(p);
-		break;
-	default:
-		ret = kt_kprobe_arm(p);
-		break;
-	}
+	if (kt_locked_down(p))
+		return -EPERM;
+	ret = p->ops->arm(p);
 	if (!ret) {
 		p->state = KTRACK_PROBE_ST_ARMED;
 		p->arm_count++;
@@ -78,33 +87,16 @@ static int kt_arm(struct kt_probe *p)
 
 static u64 kt_kernel_missed(struct kt_probe *p)
 {
-	if (p->state != KTRACK_PROBE_ST_ARMED)
+	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->missed)
 		return 0;
-	switch (p->mechanism) {
-	case KTRACK_MECH_FPROBE:
-		return kt_fprobe_missed(p);
-	case KTRACK_MECH_TRACEPOINT:
-		return 0;
-	default:
-		return kt_kprobe_missed(p);
-	}
+	return p->ops->missed(p);
 }
 
 static void kt_disarm(struct kt_probe *p, u32 new_state)
 {
 	if (p->state == KTRACK_PROBE_ST_ARMED) {
 		p->missed_acc += kt_kernel_missed(p);
-		switch (p->mechanism) {
-		case KTRACK_MECH_FPROBE:
-			kt_fprobe_disarm(p);
-			break;
-		case KTRACK_MECH_TRACEPOINT:
-			kt_tp_disarm(p);
-			break;
-		default:
-			kt_kprobe_disarm(p);
-			break;
-		}
+		p->ops->disarm(p);
 	}
 	p->state = new_state;
 }
@@ -134,6 +126,13 @@ static struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *na
 			return p;
 	}
 	return NULL;
+}
+
+static void kt_remove(struct kt_probe *p)
+{
+	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+	list_del(&p->node);
+	kt_probe_free(p);
 }
 
 static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
@@ -167,14 +166,22 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		return PTR_ERR(p);
 	}
 	p->session = s;
-	p->mechanism = kt_mechanism(p);
-	/* kernel lockdown forbids kprobes (and so every probe built on them) */
-	if (p->mechanism != KTRACK_MECH_TRACEPOINT && security_locked_down(LOCKDOWN_KPROBES)) {
+	p->ops = kt_probe_ops_of(p->kind);
+	if (WARN_ON_ONCE(!p->ops)) {	/* kt_probe_from_desc() checked the kind */
+		ret = -EINVAL;
+		goto free;
+	}
+	p->mechanism = p->ops->mechanism;
+	if (kt_locked_down(p)) {
 		ret = -EPERM;
 		goto free;
 	}
 
 	mutex_lock(&kt_probe_lock);
+	if (ktrack_session_dead(s)) {
+		ret = -ENODEV;
+		goto unlock;
+	}
 	list_for_each_entry(q, &kt_probes, node) {
 		if (q->session != s)
 			continue;
@@ -192,33 +199,34 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	p->state = KTRACK_PROBE_ST_PENDING;
 	ret = kt_arm(p);
 	/* MOD:SYM on a module that is not loaded: wait for it */
-	if (ret == -ENOENT && p->module[0] && p->kind != KTRACK_PROBE_FUNCS)
+	if (ret == -ENOENT && p->module[0] && p->ops->wait_module)
 		ret = kt_module_loaded(p->module) ? -ENOENT : 0;
 	if (ret)
 		goto unlock;
 	req.id = p->id;
 	req.state = p->state;
 	req.mechanism = p->mechanism;
-	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
-		kt_disarm(p, KTRACK_PROBE_ST_PENDING);
-		ret = -EFAULT;
-		goto unlock;
-	}
 	list_add_tail(&p->node, &kt_probes);
 	mutex_unlock(&kt_probe_lock);
+	/*
+	 * Copied out with no lock held (see the lock order in session.c).
+	 * When the caller cannot learn the id, the probe goes again, unless
+	 * another thread of the session removed it meanwhile.
+	 */
+	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
+		mutex_lock(&kt_probe_lock);
+		p = kt_find(s, req.id, NULL);
+		if (p)
+			kt_remove(p);
+		mutex_unlock(&kt_probe_lock);
+		return -EFAULT;
+	}
 	return 0;
 unlock:
 	mutex_unlock(&kt_probe_lock);
 free:
 	kt_probe_free(p);
 	return ret;
-}
-
-static void kt_remove(struct kt_probe *p)
-{
-	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
-	list_del(&p->node);
-	kt_probe_free(p);
 }
 
 static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
@@ -434,21 +442,11 @@ u32 ktrack_probe_count(struct ktrack_session *s)
 /* Does probe 'p' live in module 'mod' (by name, or by an attach address)? */
 static bool kt_in_module(struct kt_probe *p, struct module *mod)
 {
-	u32 i;
-
 	if (p->module[0])
 		return !strcmp(p->module, mod->name);
-	if (p->kind == KTRACK_PROBE_TRACEPOINT || p->state != KTRACK_PROBE_ST_ARMED)
+	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->in_module)
 		return false;
-	if (p->mechanism == KTRACK_MECH_FPROBE)
-		return false;	/* ftrace drops the module's sites itself */
-	for (i = 0; i < p->nr_kps; i++)
-		if (within_module((unsigned long)p->kps[i]->addr, mod))
-			return true;
-	for (i = 0; i < p->nr_rps; i++)
-		if (within_module((unsigned long)p->rps[i]->kp.addr, mod))
-			return true;
-	return false;
+	return p->ops->in_module(p, mod);
 }
 
 static int kt_module_notify(struct notifier_block *nb, unsigned long action, void *data)

@@ -63,6 +63,20 @@ static bool kt_is_string(const struct kt_fetch *f)
 	return f->type == KTRACK_FETCH_T_STRING || f->type == KTRACK_FETCH_T_USTRING;
 }
 
+/*
+ * Does the fetch read kernel memory (a dereference, a kernel string) or
+ * give out a kernel address (@SYM)?  Kernel lockdown forbids that as it
+ * forbids kprobes.
+ */
+static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
+{
+	if (f->src == KTRACK_FETCH_SRC_IMM)
+		return true;
+	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
+		return true;
+	return f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM;
+}
+
 static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fetch *uf,
 			  struct kt_fetch *f)
 {
@@ -177,8 +191,36 @@ static int kt_layout(struct kt_probe *p)
 	return 0;
 }
 
+/*
+ * A glob runs in the handler, for every hit: bound its work.  With the star
+ * backtracking of kt_glob() a match costs at most about
+ * (string length) x (pattern length) steps.
+ */
+static int kt_check_glob(const char *pat, u32 room)
+{
+	size_t len = strnlen(pat, room);
+	const char *q, *end;
+
+	if (len == room)
+		return -EINVAL;		/* not terminated inside strtab */
+	if (len > KTRACK_FLT_GLOB_MAX)
+		return -E2BIG;
+	for (q = pat; *q; q++) {
+		if (*q != '[')
+			continue;
+		end = strchr(q + 1, ']');
+		if (!end)
+			end = pat + len;
+		if (end - q - 1 > KTRACK_FLT_GLOB_CLASS_MAX)
+			return -E2BIG;
+		q = end - 1;
+	}
+	return 0;
+}
+
 static int kt_check_filter(const struct kt_probe *p)
 {
+	int ret;
 	int depth = 0;
 	u16 i;
 
@@ -216,6 +258,12 @@ static int kt_check_filter(const struct kt_probe *p)
 					return -EINVAL;
 				if (in->imm || in->str_off >= p->strtab_len)
 					return -EINVAL;
+				if (in->cmp == KTRACK_FLT_GLOB) {
+					ret = kt_check_glob(p->strtab + in->str_off,
+							    p->strtab_len - in->str_off);
+					if (ret)
+						return ret;
+				}
 			} else if (in->cmp == KTRACK_FLT_GLOB || in->str_off) {
 				return -EINVAL;
 			}
@@ -369,6 +417,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		ret = kt_check_fetch(p, &uf[i], &p->fetch[i]);
 		if (ret)
 			goto err;
+		p->reads_kernel |= kt_fetch_reads_kernel(&p->fetch[i]);
 	}
 	ret = kt_layout(p);
 	if (ret)

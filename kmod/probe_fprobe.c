@@ -56,7 +56,7 @@ NOKPROBE_SYMBOL(kt_fp_entry);
 KT_DEFINE_FPROBE_EXIT(kt_fp_exit, kt_fp_exit_impl)
 NOKPROBE_SYMBOL(kt_fp_exit);
 
-int kt_fprobe_arm(struct kt_probe *p)
+static int kt_fprobe_arm(struct kt_probe *p)
 {
 	int ret;
 
@@ -82,12 +82,20 @@ int kt_fprobe_arm(struct kt_probe *p)
 	}
 }
 
-void kt_fprobe_disarm(struct kt_probe *p)
+static void kt_fprobe_disarm(struct kt_probe *p)
 {
 	unregister_fprobe(&p->fp);
 }
 
-u64 kt_fprobe_missed(struct kt_probe *p)
+static u64 kt_fprobe_missed(struct kt_probe *p)
 {
 	return p->fp.nmissed;
 }
+
+/* ftrace drops a going module's sites itself: no in_module */
+const struct kt_probe_ops kt_fprobe_ops = {
+	.mechanism = KTRACK_MECH_FPROBE,
+	.arm = kt_fprobe_arm,
+	.disarm = kt_fprobe_disarm,
+	.missed = kt_fprobe_missed,
+};

@@ -11,15 +11,17 @@
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
 
-#include <linux/kprobes.h>
-#include <linux/fprobe.h>
+#include <linux/atomic.h>
+#include <linux/fprobe.h>	/* struct fprobe, embedded */
+#include <linux/kprobes.h>	/* struct kprobe, kretprobe, embedded */
 #include <linux/list.h>
-#include <linux/module.h>
-#include <linux/percpu.h>
-#include <linux/tracepoint.h>
 #include <linux/types.h>
 
 #include "ktrack_internal.h"
+
+struct module;
+struct pt_regs;
+struct tracepoint;
 
 /* A validated fetch step (see struct ktrack_probe_fetch). */
 struct kt_fetch {
@@ -59,9 +61,41 @@ struct kt_entry_data {
 	unsigned long args[KTRACK_FETCH_MAX_ARG];
 };
 
+struct kt_probe;
+
+/*
+ * How one kind of probe attaches (chosen once, when the probe is created;
+ * see kt_probe_ops_of() in probe.c).  Every callback runs in process
+ * context under kt_probe_lock.
+ *   arm        attach; 0 or -errno (-ENOENT: the target does not exist)
+ *   disarm     detach; no handler runs on the probe once it returns
+ *   missed     kernel-side misses of the current arm (NULL: none)
+ *   in_module  is an armed attach point inside 'mod' (NULL: never)?
+ * 'mechanism' is the KTRACK_MECH_* reported to userspace; 'wait_module'
+ * says a MOD:SYM target whose module is not loaded yet stays pending.
+ */
+struct kt_probe_ops {
+	u32 mechanism;
+	bool wait_module;
+	int (*arm)(struct kt_probe *p);
+	void (*disarm)(struct kt_probe *p);
+	u64 (*missed)(struct kt_probe *p);
+	bool (*in_module)(struct kt_probe *p, struct module *mod);
+};
+
+/* probe_kprobe.c: p, r, and f where the kernel has no fprobe */
+extern const struct kt_probe_ops kt_kprobe_ops;
+extern const struct kt_probe_ops kt_kretprobe_ops;
+extern const struct kt_probe_ops kt_kprobe_funcs_ops;
+/* probe_fprobe.c: f */
+extern const struct kt_probe_ops kt_fprobe_ops;
+/* probe_tp.c: t */
+extern const struct kt_probe_ops kt_tp_ops;
+
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
 	struct ktrack_session *session;
+	const struct kt_probe_ops *ops;	/* by kind, set at creation */
 	u32 id;
 	u32 kind;
 	u32 flags;
@@ -82,6 +116,7 @@ struct kt_probe {
 	u16 nr_insns;
 	u32 fixed_len;			/* bytes of the slots */
 	bool has_strings;
+	bool reads_kernel;		/* deref, kernel string or @SYM */
 	struct kt_fetch *fetch;
 	struct ktrack_probe_insn *insns;
 	const char *strtab;
@@ -123,19 +158,5 @@ void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs);
 u64 kt_probe_now(void);
 int kt_fetch_init(void);
 void kt_fetch_exit(void);
-
-/* probe_kprobe.c */
-int kt_kprobe_arm(struct kt_probe *p);
-void kt_kprobe_disarm(struct kt_probe *p);
-u64 kt_kprobe_missed(struct kt_probe *p);
-
-/* probe_fprobe.c */
-int kt_fprobe_arm(struct kt_probe *p);
-void kt_fprobe_disarm(struct kt_probe *p);
-u64 kt_fprobe_missed(struct kt_probe *p);
-
-/* probe_tp.c */
-int kt_tp_arm(struct kt_probe *p);
-void kt_tp_disarm(struct kt_probe *p);
 
 #endif /* _KTRACK_PROBE_INTERNAL_H */

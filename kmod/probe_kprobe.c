@@ -6,6 +6,7 @@
  * site by KPROBES_ON_FTRACE - and a kretprobe per function for exits).
  */
 #include <linux/kprobes.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include "compat_probe.h"
@@ -85,7 +86,7 @@ static int kt_kprobe_errno(int ret)
 	}
 }
 
-int kt_kprobe_arm(struct kt_probe *p)
+static int kt_kprobe_arm(struct kt_probe *p)
 {
 	bool entry = p->kind == KTRACK_PROBE_KPROBE ||
 		     (p->kind == KTRACK_PROBE_FUNCS && p->flags == KTRACK_PROBE_F_ENTRY);
@@ -152,7 +153,7 @@ err:
 	return kt_kprobe_errno(ret);
 }
 
-void kt_kprobe_disarm(struct kt_probe *p)
+static void kt_kprobe_disarm(struct kt_probe *p)
 {
 	char *names = NULL;
 
@@ -173,7 +174,7 @@ void kt_kprobe_disarm(struct kt_probe *p)
 	p->rps = NULL;
 }
 
-u64 kt_kprobe_missed(struct kt_probe *p)
+static u64 kt_kprobe_missed(struct kt_probe *p)
 {
 	u64 n = 0;
 	u32 i;
@@ -184,3 +185,44 @@ u64 kt_kprobe_missed(struct kt_probe *p)
 		n += p->rps[i]->nmissed + p->rps[i]->kp.nmissed;
 	return n;
 }
+
+/* Is an attach point inside 'mod' (a probe given by address, say)? */
+static bool kt_kprobe_in_module(struct kt_probe *p, struct module *mod)
+{
+	u32 i;
+
+	for (i = 0; i < p->nr_kps; i++)
+		if (within_module((unsigned long)p->kps[i]->addr, mod))
+			return true;
+	for (i = 0; i < p->nr_rps; i++)
+		if (within_module((unsigned long)p->rps[i]->kp.addr, mod))
+			return true;
+	return false;
+}
+
+const struct kt_probe_ops kt_kprobe_ops = {
+	.mechanism = KTRACK_MECH_KPROBE,
+	.wait_module = true,
+	.arm = kt_kprobe_arm,
+	.disarm = kt_kprobe_disarm,
+	.missed = kt_kprobe_missed,
+	.in_module = kt_kprobe_in_module,
+};
+
+const struct kt_probe_ops kt_kretprobe_ops = {
+	.mechanism = KTRACK_MECH_KRETPROBE,
+	.wait_module = true,
+	.arm = kt_kprobe_arm,
+	.disarm = kt_kprobe_disarm,
+	.missed = kt_kprobe_missed,
+	.in_module = kt_kprobe_in_module,
+};
+
+/* f probes without fprobe: kprobes on the ftrace call sites + kretprobes */
+const struct kt_probe_ops kt_kprobe_funcs_ops = {
+	.mechanism = KTRACK_MECH_KPROBE_FTRACE,
+	.arm = kt_kprobe_arm,
+	.disarm = kt_kprobe_disarm,
+	.missed = kt_kprobe_missed,
+	.in_module = kt_kprobe_in_module,
+};

@@ -39,7 +39,7 @@ static void kt_tp_match(struct tracepoint *tp, void *priv)
 		f->tp = tp;
 }
 
-int kt_tp_arm(struct kt_probe *p)
+static int kt_tp_arm(struct kt_probe *p)
 {
 	struct kt_tp_find f = { .name = p->symbol };
 	int ret;
@@ -54,7 +54,7 @@ int kt_tp_arm(struct kt_probe *p)
 	return 0;
 }
 
-void kt_tp_disarm(struct kt_probe *p)
+static void kt_tp_disarm(struct kt_probe *p)
 {
 	if (!p->tp)
 		return;
@@ -63,3 +63,10 @@ void kt_tp_disarm(struct kt_probe *p)
 	tracepoint_synchronize_unregister();
 	p->tp = NULL;
 }
+
+/* core-kernel tracepoints only (no MOD:), no kernel-side miss count */
+const struct kt_probe_ops kt_tp_ops = {
+	.mechanism = KTRACK_MECH_TRACEPOINT,
+	.arm = kt_tp_arm,
+	.disarm = kt_tp_disarm,
+};

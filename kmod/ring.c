@@ -32,6 +32,7 @@
 #include <linux/hardirq.h>
 #include <linux/mm.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -428,13 +429,15 @@ static void ring_flush_one(void *arg)
 
 void ktrack_rings_flush(struct ktrack_session *s)
 {
+	/* Under s->lock: freed only under it; mmap() may publish meanwhile. */
+	struct ktrack_ring **rings = smp_load_acquire(&s->rings);
 	u32 cpu;
 
-	if (!s->rings)
+	if (!rings)
 		return;
 	cpus_read_lock();
 	for_each_possible_cpu(cpu) {
-		struct ktrack_ring *r = s->rings[cpu];
+		struct ktrack_ring *r = rings[cpu];
 
 		if (!local_read(&r->lost_pending))
 			continue;
@@ -448,34 +451,50 @@ static void ring_wakeup(struct irq_work *w)
 {
 	struct ktrack_ring *r = container_of(w, struct ktrack_ring, wakeup);
 
-	wake_up_all(&r->s->wq);
+	ktrack_session_wake(r->s);
 }
 
+/*
+ * poll() and read()'s wait condition run without a session lock: they look
+ * at the rings under rcu_read_lock().  The array is published only once
+ * filled (ktrack_rings_alloc) and freed only a grace period after it was
+ * unpublished (ktrack_rings_release).
+ */
 void ktrack_rings_arm(struct ktrack_session *s)
 {
+	struct ktrack_ring **rings;
 	u32 cpu;
 
-	if (!s->rings)
-		return;
-	for_each_possible_cpu(cpu)
-		atomic_set(&s->rings[cpu]->armed, 1);
+	rcu_read_lock();
+	rings = smp_load_acquire(&s->rings);
+	if (rings)
+		for_each_possible_cpu(cpu)
+			atomic_set(&rings[cpu]->armed, 1);
+	rcu_read_unlock();
 	/* Armed before the caller checks for data: no lost wakeup. */
 	smp_mb();
 }
 
 bool ktrack_rings_readable(struct ktrack_session *s, bool any)
 {
+	struct ktrack_ring **rings;
+	bool ret = false;
 	u32 cpu;
 
-	if (!s->rings)
-		return false;
-	for_each_possible_cpu(cpu) {
-		u64 n = ktrack_ring_unread(s->rings[cpu]);
+	rcu_read_lock();
+	rings = smp_load_acquire(&s->rings);
+	if (rings) {
+		for_each_possible_cpu(cpu) {
+			u64 n = ktrack_ring_unread(rings[cpu]);
 
-		if (n && (any || n >= s->wm_bytes))
-			return true;
+			if (n && (any || n >= s->wm_bytes)) {
+				ret = true;
+				break;
+			}
+		}
 	}
-	return false;
+	rcu_read_unlock();
+	return ret;
 }
 
 void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
@@ -489,20 +508,43 @@ void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
 	st->filtered = local_read(&r->filtered);
 }
 
+static void rings_free_array(struct ktrack_ring **rings)
+{
+	u32 cpu;
+
+	if (!rings)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct ktrack_ring *r = rings[cpu];
+
+		if (!r)
+			continue;
+		irq_work_sync(&r->wakeup);
+		vfree(r->area);
+		kfree(r);
+	}
+	kfree(rings);
+}
+
+/*
+ * Build the rings aside and publish them whole: poll() and read() look at
+ * s->rings without the session's locks.  Callers hold s->mmap_lock.
+ */
 int ktrack_rings_alloc(struct ktrack_session *s)
 {
 	size_t bytes = ((size_t)s->cfg.buf_pages + 1) * PAGE_SIZE;
+	struct ktrack_ring **rings;
 	u32 cpu;
 
-	s->rings = kcalloc(nr_cpu_ids, sizeof(*s->rings), GFP_KERNEL);
-	if (!s->rings)
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
+	if (!rings)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct ktrack_ring *r = kzalloc_node(sizeof(*r), GFP_KERNEL, cpu_to_node(cpu));
 
 		if (!r)
 			goto fail;
-		s->rings[cpu] = r;
+		rings[cpu] = r;
 		r->area = vmalloc_user(bytes);
 		if (!r->area)
 			goto fail;
@@ -517,29 +559,35 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 		r->ctrl->mode = r->mode;
 		init_irq_work(&r->wakeup, ring_wakeup);
 	}
+	/* Release: every ring is filled before anyone sees the array. */
+	smp_store_release(&s->rings, rings);
 	return 0;
 fail:
-	ktrack_rings_free(s);
+	rings_free_array(rings);
 	return -ENOMEM;
 }
 
+/* The last reference is gone: nobody looks at the rings any more. */
 void ktrack_rings_free(struct ktrack_session *s)
 {
-	u32 cpu;
-
-	if (!s->rings)
-		return;
-	for_each_possible_cpu(cpu) {
-		struct ktrack_ring *r = s->rings[cpu];
-
-		if (!r)
-			continue;
-		irq_work_sync(&r->wakeup);
-		vfree(r->area);
-		kfree(r);
-	}
-	kfree(s->rings);
+	rings_free_array(s->rings);
 	s->rings = NULL;
+}
+
+/*
+ * Free the rings of a live, stopped, unmapped session (SET_CONFIG).  The
+ * caller holds s->read_lock (no read() runs) and s->mmap_lock; poll()ers
+ * may still look, under RCU: unpublish, wait for them, then free.
+ */
+void ktrack_rings_release(struct ktrack_session *s)
+{
+	struct ktrack_ring **rings = s->rings;
+
+	if (!rings)
+		return;
+	WRITE_ONCE(s->rings, NULL);
+	synchronize_rcu();
+	rings_free_array(rings);
 }
 
 /* Overwrite mode: 'oldest' and its index, consistent (seqcount). */
@@ -665,17 +713,19 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 
 ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t count)
 {
+	/* Under s->read_lock: the rings are not freed meanwhile. */
+	struct ktrack_ring **rings = smp_load_acquire(&s->rings);
 	size_t done = 0;
 	u32 i, cpu;
 	int ret = 0;
 
-	if (!s->rings)
+	if (!rings)
 		return 0;
 	for (i = 0; i < s->nr_rings && !ret; i++) {
 		cpu = (s->read_cpu + i) % s->nr_rings;
 		if (!cpu_possible(cpu))
 			continue;
-		ret = ring_read(s->rings[cpu], buf, count, &done);
+		ret = ring_read(rings[cpu], buf, count, &done);
 		if (ret == -EINVAL && done)
 			ret = 0;
 		if (done >= count)

@@ -54,15 +54,19 @@ struct ktrack_ring {
 	struct irq_work wakeup;		/* wake_up() is not NMI-safe */
 };
 
+/* Allocate and publish s->rings; under s->mmap_lock. */
 int ktrack_rings_alloc(struct ktrack_session *s);
+/* Free them with the session (last reference). */
 void ktrack_rings_free(struct ktrack_session *s);
+/* Free them on a live session: under s->read_lock and s->mmap_lock; sleeps. */
+void ktrack_rings_release(struct ktrack_session *s);
 /* Bytes not consumed yet on this ring. */
 u64 ktrack_ring_unread(struct ktrack_ring *r);
 /* Writes pending LOST records on every CPU (session stopped or not). */
 void ktrack_rings_flush(struct ktrack_session *s);
 /* read(2): whole records from every CPU; bytes copied or -errno. */
 ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t count);
-/* Arm every ring's wakeup (before sleeping on s->wq). */
+/* Arm every ring's wakeup (before sleeping on a file's wq). */
 void ktrack_rings_arm(struct ktrack_session *s);
 /* True when a reader should wake: watermark, or any data when 'any'. */
 bool ktrack_rings_readable(struct ktrack_session *s, bool any);

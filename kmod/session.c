@@ -27,12 +27,21 @@
 #include "ktrack_trace.h"
 #include "ring.h"
 #include "session.h"
+#include "uapi_copy.h"
 
 /*
- * Lock order: ktrack_sessions_mutex -> s->lock -> kt_probe_lock (probe.c)
- * -> ktrack_running_lock.  START and STOP run under s->lock, so the running
- * list has a lock of its own below it (taking the sessions mutex there
- * would invert the order of CREATE/ATTACH, which take it before s->lock).
+ * Lock order: ktrack_sessions_mutex -> s->read_lock (SET_CONFIG) -> s->lock
+ * -> s->mmap_lock -> ktrack_running_lock; kt_probe_lock (probe.c) and objtrace_mutex
+ * (objtrace_main.c) are taken with no session lock held.  START and STOP
+ * run under s->lock, so the running list has a lock of its own below it
+ * (taking the sessions mutex there would invert the order of
+ * CREATE/ATTACH, which take it before s->lock).
+ *
+ * mmap() runs under the mm's mmap_lock and takes only s->mmap_lock.  So
+ * none of these locks is ever held across a user copy (a fault can need
+ * mmap_lock, and userfaultfd or FUSE can stall it for good): ioctls copy
+ * in before locking and copy out after unlocking, and the parts' ioctls
+ * run with no session lock held.
  */
 static DEFINE_MUTEX(ktrack_sessions_mutex);	/* named table */
 static LIST_HEAD(ktrack_named);
@@ -76,8 +85,10 @@ struct ktrack_session *ktrack_session_new(const char *name)
 	INIT_LIST_HEAD(&s->named_node);
 	INIT_LIST_HEAD(&s->run_node);
 	mutex_init(&s->lock);
+	mutex_init(&s->mmap_lock);
 	mutex_init(&s->read_lock);
-	init_waitqueue_head(&s->wq);
+	spin_lock_init(&s->files_lock);
+	INIT_LIST_HEAD(&s->files);
 	s->cfg = ktrack_default_config;
 	s->wm_bytes = watermark(&s->cfg);
 	s->nr_rings = nr_cpu_ids;
@@ -115,7 +126,7 @@ static void session_stop_locked(struct ktrack_session *s)
 	ktrack_rings_flush(s);
 	s->flush = true;
 	trace_ktrack_session_stop(s->id, s->name);
-	wake_up_all(&s->wq);
+	ktrack_session_wake(s);
 }
 
 static int session_start_locked(struct ktrack_session *s)
@@ -124,11 +135,11 @@ static int session_start_locked(struct ktrack_session *s)
 
 	if (s->running)
 		return -EBUSY;
-	if (!s->rings) {
-		ret = ktrack_rings_alloc(s);
-		if (ret)
-			return ret;
-	}
+	mutex_lock(&s->mmap_lock);
+	ret = s->rings ? 0 : ktrack_rings_alloc(s);
+	mutex_unlock(&s->mmap_lock);
+	if (ret)
+		return ret;
 	s->state = KTRACK_STATE_RUNNING;
 	s->flush = false;
 	s->touched = true;
@@ -150,13 +161,44 @@ static void session_teardown(struct ktrack_session *s)
 		mutex_unlock(&s->lock);
 		return;
 	}
-	s->dead = true;
+	mutex_lock(&s->mmap_lock);
+	WRITE_ONCE(s->dead, true);
+	mutex_unlock(&s->mmap_lock);
 	session_stop_locked(s);
 	mutex_unlock(&s->lock);
 	ktrack_probe_session_release(s);
 	ktrack_objtrace_session_release(s);
 	trace_ktrack_session_close(s->id, s->name);
-	wake_up_all(&s->wq);
+	ktrack_session_wake(s);
+}
+
+void ktrack_session_add_file(struct ktrack_session *s, struct ktrack_file *f)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_add_tail(&f->node, &s->files);
+	spin_unlock_irqrestore(&s->files_lock, flags);
+}
+
+void ktrack_session_del_file(struct ktrack_session *s, struct ktrack_file *f)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_del_init(&f->node);
+	spin_unlock_irqrestore(&s->files_lock, flags);
+}
+
+void ktrack_session_wake(struct ktrack_session *s)
+{
+	struct ktrack_file *f;
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_for_each_entry(f, &s->files, node)
+		wake_up_all(&f->wq);
+	spin_unlock_irqrestore(&s->files_lock, flags);
 }
 
 struct ktrack_session *ktrack_file_session(struct ktrack_file *f)
@@ -234,9 +276,13 @@ static void swap_session(struct ktrack_file *f, struct ktrack_session *old,
 			 struct ktrack_session *news)
 {
 	atomic_inc(&news->nr_fds);
+	ktrack_session_del_file(old, f);
 	spin_lock(&f->lock);
 	f->s = news;
 	spin_unlock(&f->lock);
+	ktrack_session_add_file(news, f);
+	/* Pollers re-check, now on 'news' (their entries are on f->wq). */
+	wake_up_all(&f->wq);
 	/* The file's reference on 'old' moves to nobody: release it. */
 	ktrack_session_file_release(old);
 }
@@ -429,6 +475,7 @@ static long session_list(void __user *arg)
 
 static long session_set_config(struct ktrack_session *s, void __user *arg)
 {
+	bool reader_out = false;
 	struct ktrack_config c;
 	u32 usize, i;
 	int ret;
@@ -452,24 +499,42 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 	if (nr_cpu_ids < 64 && (c.cpu_mask >> nr_cpu_ids))
 		return -EINVAL;
 	c.size = sizeof(c);
+	/*
+	 * New rings mean freeing the old ones, which read() uses under
+	 * read_lock alone.  read_lock is held across read()'s user copies and
+	 * waits, so it is taken before s->lock, and only when rings go.
+	 */
+again:
+	if (reader_out && mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
 	mutex_lock(&s->lock);
+	mutex_lock(&s->mmap_lock);
 	ret = 0;
 	if (s->dead) {
 		ret = -ENODEV;
 	} else if (s->running) {
 		ret = -EBUSY;
 	} else if (s->rings && (c.buf_pages != s->cfg.buf_pages || c.mode != s->cfg.mode)) {
-		if (atomic_read(&s->nr_maps))
+		if (atomic_read(&s->nr_maps)) {
 			ret = -EBUSY;
-		else
-			ktrack_rings_free(s);
+		} else if (!reader_out) {
+			mutex_unlock(&s->mmap_lock);
+			mutex_unlock(&s->lock);
+			reader_out = true;
+			goto again;
+		} else {
+			ktrack_rings_release(s);
+		}
 	}
 	if (!ret) {
 		s->cfg = c;
 		s->wm_bytes = watermark(&c);
 		s->touched = true;
 	}
+	mutex_unlock(&s->mmap_lock);
 	mutex_unlock(&s->lock);
+	if (reader_out)
+		mutex_unlock(&s->read_lock);
 	return ret;
 }
 
@@ -494,8 +559,7 @@ static long session_get_config(struct ktrack_session *s, void __user *arg)
 static long session_get_stats(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_stats st;
-	struct ktrack_cpu_stats cs;
-	struct ktrack_cpu_stats __user *out;
+	struct ktrack_cpu_stats *cs = NULL;
 	u32 usize, cpu, n;
 	int ret;
 
@@ -506,22 +570,30 @@ static long session_get_stats(struct ktrack_session *s, void __user *arg)
 		return -EINVAL;
 	if (st.nr_cpus && !st.cpus_ptr)
 		return -EFAULT;
-	out = u64_to_user_ptr(st.cpus_ptr);
 	n = min(st.nr_cpus, nr_cpu_ids);
+	if (n) {
+		cs = kvcalloc(n, sizeof(*cs), GFP_KERNEL);
+		if (!cs)
+			return -ENOMEM;
+	}
+	/* Filled under the locks, copied out after them (see the lock order). */
 	mutex_lock(&s->lock);
+	mutex_lock(&s->mmap_lock);
 	for (cpu = 0; cpu < n; cpu++) {
-		memset(&cs, 0, sizeof(cs));
-		cs.cpu = cpu;
-		cs.online = cpu_online(cpu);
+		cs[cpu].cpu = cpu;
+		cs[cpu].online = cpu_online(cpu);
 		if (s->rings && s->rings[cpu])
-			ktrack_ring_fill_stats(s->rings[cpu], &cs);
-		if (copy_to_user(out + cpu, &cs, sizeof(cs))) {
-			ret = -EFAULT;
-			break;
-		}
+			ktrack_ring_fill_stats(s->rings[cpu], &cs[cpu]);
 	}
 	st.state = s->state;
+	mutex_unlock(&s->mmap_lock);
 	mutex_unlock(&s->lock);
+	ret = 0;
+	for (cpu = 0; cpu < n && !ret; cpu++)
+		if (copy_to_user((struct ktrack_cpu_stats __user *)u64_to_user_ptr(st.cpus_ptr) + cpu,
+				 &cs[cpu], sizeof(*cs)))
+			ret = -EFAULT;
+	kvfree(cs);
 	if (ret)
 		return ret;
 	st.nr_cpus = nr_cpu_ids;
@@ -574,28 +646,42 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 	case KTRACK_IOC_FLUSH:
 		ktrack_rings_flush(s);
 		s->flush = true;
-		wake_up_all(&s->wq);
+		ktrack_session_wake(s);
 		ret = 0;
 		break;
 	default:
 		/*
-		 * Each part owns a range of command numbers (ktrack_internal.h).
-		 * An unknown command leaves the session untouched: probing for
-		 * commands must not make a fresh fd impossible to attach.
+		 * Each part owns a range of command numbers (ktrack_internal.h)
+		 * and runs its ioctls without s->lock, which must not be held
+		 * across their user copies; each checks ktrack_session_dead()
+		 * under its own lock.  An unknown command leaves the session
+		 * untouched: probing for commands must not make a fresh fd
+		 * impossible to attach.
 		 */
-		if (_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f) {
+		if ((_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f) ||
+		    (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f)) {
 			s->touched = true;
-			ret = ktrack_probe_ioctl(s, cmd, arg);
-		} else if (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f) {
-			s->touched = true;
-			ret = ktrack_objtrace_ioctl(s, cmd, arg);
-		} else {
-			ret = -ENOTTY;
+			mutex_unlock(&s->lock);
+			if (_IOC_NR(cmd) <= 0x2f)
+				return ktrack_probe_ioctl(s, cmd, arg);
+			return ktrack_objtrace_ioctl(s, cmd, arg);
 		}
+		ret = -ENOTTY;
 	}
 out:
 	mutex_unlock(&s->lock);
 	return ret;
+}
+
+/*
+ * Has 's' been torn down?  The parts call this under their own lock before
+ * attaching anything to 's': teardown sets 'dead' before it takes that lock
+ * to release the part's state, so either the part sees 'dead' or teardown
+ * sees what the part attached.
+ */
+bool ktrack_session_dead(struct ktrack_session *s)
+{
+	return READ_ONCE(s->dead);
 }
 
 bool ktrack_session_readable(struct ktrack_session *s)
@@ -634,7 +720,8 @@ int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma)
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	mutex_lock(&s->lock);
+	/* Under mmap_lock: only s->mmap_lock, never held across a user copy. */
+	mutex_lock(&s->mmap_lock);
 	if (s->dead) {
 		ret = -ENODEV;
 		goto out;
@@ -676,10 +763,10 @@ int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma)
 	}
 	vma->vm_ops = &ktrack_vm_ops;
 	vma->vm_private_data = s;
-	s->touched = true;
+	WRITE_ONCE(s->touched, true);
 	ktrack_vm_open(vma);
 out:
-	mutex_unlock(&s->lock);
+	mutex_unlock(&s->mmap_lock);
 	return ret;
 }
 

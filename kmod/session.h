@@ -27,9 +27,23 @@ struct ktrack_session {
 	struct list_head named_node;	/* ktrack_named, under ktrack_sessions_mutex */
 	struct list_head run_node;	/* ktrack_running (RCU) while running */
 
-	struct mutex lock;		/* config, state, buffers, part ioctls */
+	/*
+	 * Neither mutex is ever held across a user copy: mmap() takes
+	 * mmap_lock before them.  'lock' serializes config and state
+	 * changes; 'mmap_lock' (inside 'lock') guards what mmap() needs:
+	 * the rings (allocation, freeing), cfg.buf_pages and cfg.mode
+	 * (changed under both), and 'dead' (set under both).
+	 */
+	struct mutex lock;		/* config, state, START/STOP */
+	struct mutex mmap_lock;		/* rings; taken by mmap() */
 	struct mutex read_lock;		/* one read() at a time */
-	wait_queue_head_t wq;		/* readers (poll, read) */
+	/*
+	 * The files attached here, woken on new data, STOP, FLUSH and
+	 * teardown.  Waiters (poll, read) sleep on their file's queue, not
+	 * the session's: a file changes session (attach) while polled.
+	 */
+	spinlock_t files_lock;		/* also taken from irq_work */
+	struct list_head files;		/* struct ktrack_file.node */
 
 	struct ktrack_config cfg;
 	u32 wm_bytes;			/* wakeup watermark */
@@ -50,6 +64,8 @@ struct ktrack_session {
 struct ktrack_file {
 	spinlock_t lock;
 	struct ktrack_session *s;
+	struct list_head node;		/* s->files, under s->files_lock */
+	wait_queue_head_t wq;		/* poll() and read() of this file */
 };
 
 struct ktrack_session *ktrack_session_new(const char *name);
@@ -58,6 +74,12 @@ static inline void ktrack_session_get(struct ktrack_session *s)
 {
 	kref_get(&s->ref);
 }
+
+/* A new file on 's' (its first session), and its last close. */
+void ktrack_session_add_file(struct ktrack_session *s, struct ktrack_file *f);
+void ktrack_session_del_file(struct ktrack_session *s, struct ktrack_file *f);
+/* Wake the poll()ers and readers of every file attached to 's' (any context but NMI). */
+void ktrack_session_wake(struct ktrack_session *s);
 
 /* The session of 'f', with a reference. */
 struct ktrack_session *ktrack_file_session(struct ktrack_file *f);

@@ -485,6 +485,13 @@ struct ktrack_probe_fetch {
 #define KTRACK_FLD_CPU		5
 
 #define KTRACK_FLT_MAX_DEPTH	16
+/*
+ * A GLOB pattern is at most this many bytes (NUL excluded), and one [...]
+ * class in it at most KTRACK_FLT_GLOB_CLASS_MAX bytes between the brackets:
+ * longer ones are refused with E2BIG (the match runs in the probe handler).
+ */
+#define KTRACK_FLT_GLOB_MAX	255
+#define KTRACK_FLT_GLOB_CLASS_MAX 64
 
 struct ktrack_probe_insn {
 	__u8 op;		/* KTRACK_FLT_* */

@@ -153,6 +153,94 @@ TEST_F(desc, malformed_descriptions_are_einval)
 	EXPECT_EQ(1, info.hits);
 }
 
+/*
+ * The good blob with its string compare turned into a GLOB against
+ * 'pattern', in a new strtab appended at the end.  Returns the blob size.
+ */
+static size_t glob_blob(const void *good, size_t good_len, unsigned char *b, const char *pattern)
+{
+	struct ktrack_probe_desc *d = (struct ktrack_probe_desc *)b;
+	size_t off = (good_len + 7) & ~(size_t)7, len = strlen(pattern) + 1, size;
+	__u16 i;
+
+	size = (off + len + 7) & ~(size_t)7;
+	memset(b, 0, size);
+	memcpy(b, good, good_len);
+	memcpy(b + off, pattern, len);
+	d->strtab_off = off;
+	d->strtab_len = len;
+	d->size = size;
+	for (i = 0; i < d->nr_insns; i++) {
+		struct ktrack_probe_insn *in = INSN(d, b, i);
+
+		if (in->op == KTRACK_FLT_CMP && in->field_kind == KTRACK_FLD_FETCH && in->field == 1) {
+			in->cmp = KTRACK_FLT_GLOB;
+			in->str_off = 0;
+		}
+	}
+	return size;
+}
+
+/*
+ * A glob is matched in the handler on every hit: its pattern and classes
+ * have a bounded length, or one probe could stall a CPU per hit.
+ */
+TEST_F(desc, glob_length_is_bounded)
+{
+	unsigned char *b = malloc(self->good_len + 4096);
+	char pat[1024];
+	size_t len;
+
+	ASSERT_NE(NULL, b);
+	/* the longest pattern and the longest class are accepted */
+	memset(pat, 'a', KTRACK_FLT_GLOB_MAX);
+	pat[KTRACK_FLT_GLOB_MAX] = 0;
+	len = glob_blob(self->good, self->good_len, b, pat);
+	EXPECT_EQ(0, pt_add_blob(self->fd, b, len, NULL));
+	snprintf(pat, sizeof(pat), "*[%.*s]x", KTRACK_FLT_GLOB_CLASS_MAX,
+		 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+	len = glob_blob(self->good, self->good_len, b, pat);
+	((struct ktrack_probe_desc *)b)->name[0] = 'h';
+	EXPECT_EQ(0, pt_add_blob(self->fd, b, len, NULL));
+	/* one byte more is E2BIG */
+	memset(pat, 'a', KTRACK_FLT_GLOB_MAX + 1);
+	pat[KTRACK_FLT_GLOB_MAX + 1] = 0;
+	len = glob_blob(self->good, self->good_len, b, pat);
+	((struct ktrack_probe_desc *)b)->name[0] = 'i';
+	EXPECT_EQ(-E2BIG, pt_add_blob(self->fd, b, len, NULL));
+	snprintf(pat, sizeof(pat), "*[%.*s]x", KTRACK_FLT_GLOB_CLASS_MAX + 1,
+		 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+	len = glob_blob(self->good, self->good_len, b, pat);
+	((struct ktrack_probe_desc *)b)->name[0] = 'j';
+	EXPECT_EQ(-E2BIG, pt_add_blob(self->fd, b, len, NULL));
+	/* an unterminated class counts to the end of the pattern */
+	snprintf(pat, sizeof(pat), "*[%.*s", KTRACK_FLT_GLOB_CLASS_MAX + 1,
+		 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+	len = glob_blob(self->good, self->good_len, b, pat);
+	((struct ktrack_probe_desc *)b)->name[0] = 'k';
+	EXPECT_EQ(-E2BIG, pt_add_blob(self->fd, b, len, NULL));
+	/* the review's pathological case: a 60000-byte class */
+	free(b);
+	b = malloc(self->good_len + 65536);
+	ASSERT_NE(NULL, b);
+	{
+		char *big = malloc(60005);
+
+		ASSERT_NE(NULL, big);
+		memset(big, 'q', 60004);
+		big[0] = '*';
+		big[1] = '[';
+		big[60002] = ']';
+		big[60003] = 'x';
+		big[60004] = 0;
+		len = glob_blob(self->good, self->good_len, b, big);
+		((struct ktrack_probe_desc *)b)->name[0] = 'l';
+		EXPECT_EQ(-E2BIG, pt_add_blob(self->fd, b, len, NULL));
+		free(big);
+	}
+	free(b);
+}
+
 TEST_F(desc, add_request_is_validated)
 {
 	struct ktrack_probe_add req = { .size = sizeof(req) };

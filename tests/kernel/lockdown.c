@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel lockdown (review finding #5): under lockdown=confidentiality
+ * nothing may hook kernel functions or read kernel memory through ktrack:
+ * no p/r/f probe, no t probe that dereferences, reads a kernel string or
+ * an @SYM, and no object tracker (OBJ_CONFIG, ADD_SOURCE, TRACK, ENABLE).
+ * A plain t probe (raw arguments only) stays allowed, as tracefs's raw
+ * events are not (those are refused wholesale by LOCKDOWN_TRACEFS).
+ *
+ * Runs only in a guest started with 'tests/vm/run --lockdown
+ * confidentiality' (else SKIP): it loads the modules first (lockdown
+ * refuses unsigned modules), then raises /sys/kernel/security/lockdown,
+ * which cannot be lowered again.
+ */
+#include <sys/ioctl.h>
+
+#include "kselftest_harness.h"
+#include "objtrace_helpers.h"
+#include "probe_common.h"
+
+/* LEVEL of ktrack_lockdown=LEVEL on the kernel command line, or NULL. */
+static const char *ld_wanted(void)
+{
+	static char level[64];
+	char line[4096], *p;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return NULL;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!p || !(p = strstr(line, "ktrack_lockdown=")))
+		return NULL;
+	sscanf(p + strlen("ktrack_lockdown="), "%63s", level);
+	return level;
+}
+
+static int ld_raise(const char *level)
+{
+	int fd = open("/sys/kernel/security/lockdown", O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, level, strlen(level)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * One test: lockdown cannot be lowered, and the modules cannot be loaded
+ * again once it is raised, so everything is set up before, in one place.
+ */
+TEST(everything_that_reads_kernel_memory_is_refused)
+{
+	const char *level = ld_wanted();
+	struct ktrack_obj_config cfg, c;
+	struct ktrack_obj_addr a = { .size = sizeof(a) };
+	struct ktrack_obj_stats st;
+	int fd;
+
+	if (!level)
+		SKIP(return, "needs a guest from 'tests/vm/run --lockdown confidentiality'");
+	/* ktrack, the object tracker's and the probes' target modules */
+	ASSERT_EQ(0, ot_load());
+	ASSERT_EQ(0, pt_load_all());
+	fd = pt_session();
+	ASSERT_LE(0, fd);
+	/* configured while allowed: TRACK, ADD_SOURCE and ENABLE are checked too */
+	ot_default_config(&cfg, OT_FUNCS);
+	ASSERT_EQ(0, ot_ioctl(fd, KTRACK_IOC_OBJ_CONFIG, &cfg));
+	/* any kernel address would do: its watched fields would go into records */
+	a.addr = ot_kallsyms("ktrack_test_obj_alloc");
+	ASSERT_NE(0, a.addr);
+	ASSERT_EQ(0, ld_raise(level));
+
+	/* refused before this fix already: kprobe-based probes */
+	EXPECT_EQ(-EPERM, pt_add(fd, "p:lp ktrack_tpt_add", NULL));
+	EXPECT_EQ(-EPERM, pt_add(fd, "r:lr ktrack_tpt_add", NULL));
+	/* tracepoints that read memory or give out kernel addresses */
+	EXPECT_EQ(-EPERM, pt_add(fd, "t:ld sched/sched_process_fork v=+0($arg1):u64", NULL));
+	EXPECT_EQ(-EPERM, pt_add(fd, "t:ls sched/sched_process_fork s=+0($arg1):string", NULL));
+	EXPECT_EQ(-EPERM, pt_add(fd, "t:li sched/sched_process_fork j=@jiffies:u64", NULL));
+	/* raw arguments only: allowed */
+	EXPECT_LT(0, pt_add(fd, "t:ok sched/sched_process_fork a=$arg1:x64", NULL));
+
+	/* the object tracker */
+	ot_default_config(&c, OT_FUNCS);
+	EXPECT_EQ(-EPERM, ot_ioctl(fd, KTRACK_IOC_OBJ_CONFIG, &c));
+	EXPECT_EQ(-EPERM, ot_add_source(fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
+	EXPECT_EQ(-EPERM, ot_ioctl(fd, KTRACK_IOC_OBJ_TRACK, &a));
+	EXPECT_EQ(-EPERM, ot_ioctl(fd, KTRACK_IOC_OBJ_ENABLE, NULL));
+	/* reading back what exists is fine, and nothing was attached */
+	EXPECT_EQ(0, ot_stats(fd, &st));
+	EXPECT_EQ(0, st.enabled);
+	EXPECT_EQ(0, st.nr_tracked);
+	EXPECT_EQ(0, st.nr_sources);
+	close(fd);
+	/* unloading stays allowed under lockdown */
+	kt_rmmod(OT_TESTMOD);
+	pt_unload_all();
+}
+
+TEST_HARNESS_MAIN
