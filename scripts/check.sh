@@ -100,6 +100,20 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	grep -E '^ok [0-9]+.*# *SKIP' "$logs/vm-$k.log" | sed "s/^/skipped on $k: /" || true
 done
 
+for k in ${KTRACK_KERNELS:-6.1 6.12}; do
+	section "lockdown lane on $k (a guest raised to lockdown=confidentiality)"
+	"$root/tests/vm/run" --kernel "$k" --lockdown confidentiality --timeout 600 -- \
+		"$root/tests/kernel/run-all" lockdown 2>&1 | tee "$logs/lockdown-$k.log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -cE '^ok [0-9]+' "$logs/lockdown-$k.log")
+	f=$(grep -cE '^not ok [0-9]+' "$logs/lockdown-$k.log")
+	# In this guest a skip means the lane did not lock the kernel: a failure.
+	s=$(grep -cE '^ok [0-9]+.*# *SKIP' "$logs/lockdown-$k.log")
+	p=$((p - s)) f=$((f + s))
+	if ((rc != 0 && f == 0)) || ((p == 0)); then f=$((f + 1)); fi
+	add "$p" "$f" 0 "lockdown lane on $k"
+done
+
 section "summary"
 ((${#failures[@]})) && printf 'failed: %s\n' "${failures[@]}"
 echo "$pass passed, $fail failed, $skip skipped"
