@@ -32,7 +32,9 @@
 /*
  * Lock order: ktrack_sessions_mutex -> s->read_lock (SET_CONFIG) -> s->lock
  * -> s->mmap_lock -> ktrack_running_lock; kt_probe_lock (probe.c) and objtrace_mutex
- * (objtrace_main.c) are taken with no session lock held.  START and STOP
+ * (objtrace_main.c) are taken with no session's lock held (session list
+ * counts probes under ktrack_sessions_mutex: ktrack_sessions_mutex ->
+ * kt_probe_lock, never the other way).  START and STOP
  * run under s->lock, so the running list has a lock of its own below it
  * (taking the sessions mutex there would invert the order of
  * CREATE/ATTACH, which take it before s->lock).

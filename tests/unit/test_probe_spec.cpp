@@ -283,6 +283,21 @@ TEST(FilterCompiler, TooLongConditionIsRejected) {
   EXPECT_THROW(parse_probe_spec(spec), SpecError);
 }
 
+TEST(FilterCompiler, GlobClassesAreBoundedAsInTheKernel) {
+  // ktrack.ko refuses a [...] class over KTRACK_FLT_GLOB_CLASS_MAX (E2BIG):
+  // the compiler says so first, with a caret at the class.
+  std::string cls(KTRACK_FLT_GLOB_CLASS_MAX + 1, 'a');
+  std::string spec = "p vfs_read if comm ~ \"x[" + cls + "]\"";
+  try {
+    parse_probe_spec(spec);
+    ADD_FAILURE() << spec;
+  } catch (const SpecError &e) {
+    EXPECT_NE(std::string::npos, e.message().find("class is too long")) << e.message();
+    EXPECT_EQ(spec.find('['), e.pos());
+  }
+  EXPECT_NO_THROW(parse_probe_spec("p vfs_read if comm ~ \"x[" + cls.substr(1) + "]\""));
+}
+
 TEST(ProbeCompiler, BlobRoundTripsToSchema) {
   FakeSymbols syms;
   auto s = parse_probe_spec(

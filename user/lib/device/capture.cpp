@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <exception>
 
 #include "probes/probe_attach.hpp"
 #include "util/error.hpp"
@@ -82,8 +83,18 @@ Capture::~Capture() {
 void Capture::detach() {
   if (detached_) return;
   detached_ = true;
-  for (auto &setup : setups_)
-    if (setup.detach) setup.detach(*session_, summary_);
+  // Every setup takes back what it attached, even when one before it fails;
+  // the first failure is rethrown after.
+  std::exception_ptr first;
+  for (auto &setup : setups_) {
+    if (!setup.detach) continue;
+    try {
+      setup.detach(*session_, summary_);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 bool Capture::keep(std::span<const uint8_t> rec) {

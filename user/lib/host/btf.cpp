@@ -14,6 +14,10 @@ namespace ktrack {
 std::unique_ptr<KernelBtf> KernelBtf::open(std::string *why, const std::string &path) {
   std::error_code ec;
   struct btf *b = std::filesystem::exists(path, ec) ? btf__parse(path.c_str(), nullptr) : nullptr;
+  if ((!b || libbpf_get_error(b)) && path == "/sys/kernel/btf/vmlinux") {
+    // No sysfs BTF: libbpf's other places (/boot/vmlinux-RELEASE, ...).
+    b = btf__load_vmlinux_btf();
+  }
   if (!b || libbpf_get_error(b)) {
     if (why) *why = "the kernel has no BTF (" + path + ")";
     return nullptr;

@@ -63,7 +63,8 @@ KallsymsIndex::KallsymsIndex(std::string text) : text_(std::make_unique<const st
     std::string_view name = line.substr(a + 3), mod;
     size_t e = name.find_first_of(" \t");
     if (e != std::string_view::npos) {
-      mod = module_of(name.substr(name.find_first_not_of(" \t", e)));
+      size_t m = name.find_first_not_of(" \t", e);
+      if (m != std::string_view::npos) mod = module_of(name.substr(m));
       name = name.substr(0, e);
     }
     if (name.empty()) continue;
@@ -72,7 +73,10 @@ KallsymsIndex::KallsymsIndex(std::string text) : text_(std::make_unique<const st
 }
 
 KallsymsIndex KallsymsIndex::system() {
-  return KallsymsIndex(read_file(env_or("KTRACK_KALLSYMS", "/proc/kallsyms")).value_or(""));
+  // Always the running kernel's: these addresses go into probes and the
+  // object tracker ($KTRACK_KALLSYMS only replaces the snapshot that names
+  // records, see read_kallsyms()).
+  return KallsymsIndex(read_file("/proc/kallsyms").value_or(""));
 }
 
 const std::vector<uint32_t> &KallsymsIndex::by_name(std::string_view name) const {

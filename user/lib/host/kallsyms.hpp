@@ -3,7 +3,9 @@
 // specs and objtrace's function sets.
 //
 // $KTRACK_KALLSYMS and $KTRACK_MODULES replace /proc/kallsyms and
-// /proc/modules (tests, or decoding on another machine).
+// /proc/modules in read_kallsyms() (tests, or naming records of another
+// machine); KallsymsIndex::system(), whose addresses go into the kernel,
+// always reads the running kernel's.  Single-threaded: the lookups cache.
 #pragma once
 
 #include <cstdint>

@@ -186,7 +186,18 @@ class FilterParser {
       } else {
         err(op.pos, "strings compare with ==, != or ~ (glob)");
       }
-      if (val.text.size() > 255) err(val.pos, "string is too long (max 255)");
+      if (val.text.size() > KTRACK_FLT_GLOB_MAX)
+        err(val.pos, fmt::format("string is too long (max {})", KTRACK_FLT_GLOB_MAX));
+      if (fi.insn.cmp == KTRACK_FLT_GLOB)
+        for (size_t q = val.text.find('['); q != std::string::npos; q = val.text.find('[', q + 1)) {
+          size_t end = val.text.find(']', q + 1);
+          if (end == std::string::npos) end = val.text.size();
+          if (end - q - 1 > KTRACK_FLT_GLOB_CLASS_MAX)
+            err(val.pos + (val.kind == Tok::kStr ? 1 : 0) + q,
+                fmt::format("a [...] class is too long (max {} characters)", KTRACK_FLT_GLOB_CLASS_MAX));
+          q = end;
+          if (q >= val.text.size()) break;
+        }
       fi.str = val.text;
     } else {
       if (val.kind != Tok::kNum)

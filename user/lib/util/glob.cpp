@@ -20,7 +20,7 @@ bool glob_match(std::string_view pat, std::string_view s) {
       continue;
     } else if (p < pat.size() && pat[p] == '[') {
       size_t q = p + 1;
-      bool neg = q < pat.size() && (pat[q] == '!' || pat[q] == '^'), hit = false;
+      bool neg = q < pat.size() && pat[q] == '!', hit = false;
       if (neg) q++;
       while (q < pat.size() && pat[q] != ']') {
         if (q + 2 < pat.size() && pat[q + 1] == '-' && pat[q + 2] != ']') {

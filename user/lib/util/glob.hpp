@@ -1,7 +1,10 @@
-// Shell globs (* ? [abc] [a-z] [!x]) over names: function names, comms,
-// event names.  The one matcher of the library: probe specs, objtrace
-// function sets and the analysis filters all use it, so a pattern means the
-// same wherever a user types it.  No allocation: it runs per record in -c.
+// Globs over names (function names, comms, event names): '*', '?' and
+// classes [abc] [a-z] [!x]; no backslash escapes and no POSIX classes (no
+// kernel or task name needs them).  The one matcher of the library: probe
+// specs, objtrace function sets and the analysis filters use it, and it is
+// the algorithm of the kernel's filter glob (kmod/probe_fetch.c kt_glob), so
+// a pattern means the same wherever a user types it, in a probe's 'if' or
+// in --where.  No allocation: it runs per record in -c.
 #pragma once
 
 #include <string_view>
