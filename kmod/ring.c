@@ -466,6 +466,7 @@ void ktrack_rings_arm(struct ktrack_session *s)
 	u32 cpu;
 
 	rcu_read_lock();
+	/* Pairs with the release that publishes a filled array (rings_alloc). */
 	rings = smp_load_acquire(&s->rings);
 	if (rings)
 		for_each_possible_cpu(cpu)
@@ -482,6 +483,7 @@ bool ktrack_rings_readable(struct ktrack_session *s, bool any)
 	u32 cpu;
 
 	rcu_read_lock();
+	/* Pairs with the release that publishes a filled array (rings_alloc). */
 	rings = smp_load_acquire(&s->rings);
 	if (rings) {
 		for_each_possible_cpu(cpu) {
