@@ -66,7 +66,13 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
           "'{}' is not understood: trace/record take no such argument here (not a valid probe specification)",
           opts_.specs[0]));
   } catch (...) {
-    detach();  // what the earlier setups attached
+    // Take back what the earlier setups attached; the error the user
+    // sees stays the one that stopped the capture.
+    try {
+      detach();
+    } catch (const std::exception &e) {
+      fmt::print(stderr, "warning: {}\n", e.what());
+    }
     throw;
   }
   comms_.set_resolver(proc_comm);
@@ -77,6 +83,8 @@ Capture::~Capture() {
     detach();
   } catch (const std::exception &e) {
     fmt::print(stderr, "warning: {}\n", e.what());
+  } catch (...) {
+    // a destructor never throws
   }
 }
 
