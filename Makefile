@@ -8,8 +8,10 @@
 #   make setup        install what a Debian 12 machine needs (idempotent)
 #   make check        set up, build, host tests, then the in-VM suite on 6.1
 #                     and 6.12; ends with "N passed, N failed"
-#   make check-stress the capture start/stop stress at full length (200
-#                     iterations per kernel; about 10 minutes per kernel)
+#   make check-stress the stress suite (tests/stress: ioctl fuzzer, churn,
+#                     ...) at full length on 6.1, 6.12 and the debug kernel
+#   make check-debug  the whole in-VM suite and the stress suite on a debug
+#                     kernel (KASAN, lockdep, kmemleak...; built once)
 #   make demo         a live ktrack session in the VM (6.12 by default)
 #   make vm-shell KVER=6.12   an interactive guest
 #   make bench        benchmarks (print numbers)
@@ -36,7 +38,7 @@ else
 	  [ -d /lib/modules/$$r/build ] && echo /lib/modules/$$r/build; done | sort -u
 endif
 
-.PHONY: all setup user modules kernel-tests check check-stress host-test vm-test demo vm-shell bench \
+.PHONY: all setup user modules kernel-tests check check-stress check-debug host-test vm-test demo vm-shell bench \
 	sparse checkpatch format clean distclean help
 
 all: user modules kernel-tests
@@ -90,21 +92,29 @@ KTEST_BINS := $(patsubst $(ROOT)/tests/kernel/%.c,$(BUILD)/tests/kernel/%,$(KTES
 KTEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Wno-clobbered -Wno-misleading-indentation \
 	-I$(ROOT)/include -I$(ROOT)/tests/kernel -I$(CACHE)/linux-src/tools/testing/selftests -D_GNU_SOURCE -pthread
 
-kernel-tests: $(KTEST_BINS)
+# Stress programs (tests/stress/*.c) build the same way, into build/tests/stress.
+STRESS_SRCS := $(wildcard $(ROOT)/tests/stress/*.c)
+STRESS_BINS := $(patsubst $(ROOT)/tests/stress/%.c,$(BUILD)/tests/stress/%,$(STRESS_SRCS))
+
+kernel-tests: $(KTEST_BINS) $(STRESS_BINS)
 
 $(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kernel/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
 	@mkdir -p $(dir $@)
 	$(CC) $(KTEST_CFLAGS) -o $@ $< $(KTEST_LDLIBS)
+
+$(BUILD)/tests/stress/%: $(ROOT)/tests/stress/%.c $(wildcard $(ROOT)/tests/stress/*.h) $(wildcard $(ROOT)/tests/kernel/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
+	@mkdir -p $(dir $@)
+	$(CC) $(KTEST_CFLAGS) -I$(ROOT)/tests/stress -o $@ $< $(KTEST_LDLIBS)
 
 # ---- tests ------------------------------------------------------------------
 check:
 	@$(ROOT)/scripts/check.sh
 
 check-stress: all
-	@set -e; for k in 6.1 6.12; do \
-	  KTRACK_STRESS_ITERS=200 KTRACK_TEST_TIMEOUT=3600 \
-	    $(ROOT)/tests/vm/run --kernel $$k --timeout 4000 -- $(ROOT)/tests/kernel/run-all capture_stopstart; \
-	done
+	@$(ROOT)/scripts/check-stress.sh
+
+check-debug:
+	@$(ROOT)/scripts/check-debug.sh
 
 host-test: user
 	cd $(BUILD)/user && ctest --output-on-failure

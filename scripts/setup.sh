@@ -26,6 +26,7 @@ packages=(
 	trace-cmd # samples/trace_events walk-through
 	bpftrace # bench/probes.sh compares with bpftrace kprobe:
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
+	flex bison bc libssl-dev pahole # the debug kernel (make check-debug)
 )
 
 missing=()
