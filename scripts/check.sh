@@ -7,6 +7,8 @@
 #   KTRACK_TESTS="pattern ..."  only in-VM tests whose names match
 #   KTRACK_STRESS_ITERS=N       iterations of the capture start/stop stress
 #                               (20 here; 'make check-stress' runs 200)
+#   KTRACK_FUZZ_CALLS=N         ioctl fuzzer calls per kernel (50,000 here;
+#                               'make check-stress' runs 1,000,000)
 set -uo pipefail
 export KTRACK_STRESS_ITERS=${KTRACK_STRESS_ITERS:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -98,6 +100,20 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 		add "$p" "$f" "$s" "in-VM suite on $k"
 	fi
 	grep -E '^ok [0-9]+.*# *SKIP' "$logs/vm-$k.log" | sed "s/^/skipped on $k: /" || true
+done
+
+for k in ${KTRACK_KERNELS:-6.1 6.12}; do
+	section "stress suite, short form, on $k (make check-stress runs it 10x longer)"
+	# shellcheck disable=SC2086
+	KTRACK_SUITE=stress KTRACK_STRESS_SCALE=1 KTRACK_FUZZ_CALLS=${KTRACK_FUZZ_CALLS:-50000} \
+		"$root/tests/vm/run" --kernel "$k" --timeout 1500 -- "$root/tests/kernel/run-all" ${KTRACK_TESTS:-} \
+		2>&1 | tee "$logs/stress-$k.log" | grep -vE '^#   '
+	rc=${PIPESTATUS[0]}
+	counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$logs/stress-$k.log" | tail -n1 |
+		sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
+	read -r p f s <<<"${counts:-0 1 0}"
+	if ((rc != 0 && f == 0)); then f=1; fi
+	add "$p" "$f" "$s" "stress suite on $k"
 done
 
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do

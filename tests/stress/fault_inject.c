@@ -149,15 +149,14 @@ int main(void)
 	char msg[4096], alloc[1024], path[64];
 	int s, n, injected[NSTEPS] = { 0 }, wrong = 0, unusable = 0;
 
-	printf("TAP version 13\n1..%d\n", NSTEPS + 1);
+	printf("TAP version 13\n");
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/fail-nth", (long)syscall(SYS_gettid));
 	fail_nth_fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fail_nth_fd < 0) {
-		for (s = 0; s <= NSTEPS; s++)
-			printf("ok %d - # SKIP no fault injection in this kernel (CONFIG_FAULT_INJECTION; the debug kernel has it)\n",
-			       s + 1);
+		printf("1..1\nok 1 - # SKIP no fault injection in this kernel (CONFIG_FAULT_INJECTION: the debug kernel has it)\n");
 		return 0;
 	}
+	printf("1..%d\n", NSTEPS + 1);
 	/* Fail sleeping allocations too, quietly (a dumped stack reads as a splat). */
 	write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "N");
 	write_file("/sys/kernel/debug/failslab/verbose", "0");
