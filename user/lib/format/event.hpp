@@ -203,14 +203,11 @@ class CommTable {
 std::optional<std::string> proc_comm(uint32_t pid);
 
 struct Event {
-  // Header.
-  uint16_t type = 0;
-  uint16_t cpu = 0;
-  uint16_t flags = 0;
+  // Header (struct ktrack_rec_hdr).
+  uint16_t type = 0, cpu = 0, flags = 0;
   uint32_t len = 0;
   uint64_t ts = 0;
-  uint32_t pid = 0;
-  uint32_t tgid = 0;
+  uint32_t pid = 0, tgid = 0;
 
   const Schema *schema = nullptr;  // null for a record type nobody described
   std::string_view name;           // schema name, or "type_N" for unknown types
