@@ -72,18 +72,8 @@ void put_probe(std::vector<uint8_t> &out, uint16_t cpu, uint64_t ts, uint32_t pi
 
 SynthTruth write_synthetic_trace(const std::string &path, const SynthOptions &opt) {
   SchemaRegistry reg;
-  Schema fn;
-  fn.rec_type = KTRACK_REC_PROBE;
-  fn.probe_id = 1;
-  fn.name = "fgraph";
-  fn.fields = {make_field("len", FieldType::U64, 0, 8)};
-  reg.add(fn);
-  Schema tp;
-  tp.rec_type = KTRACK_REC_PROBE;
-  tp.probe_id = 2;
-  tp.name = "sched_tp";
-  tp.fields = {make_field("prio", FieldType::S64, 0, 8)};
-  reg.add(tp);
+  reg.add(testing::probe_schema(1, "fgraph", {make_field("len", FieldType::U64, 0, 8)}));
+  reg.add(testing::probe_schema(2, "sched_tp", {make_field("prio", FieldType::S64, 0, 8)}));
 
   std::string ksyms;
   for (size_t i = 0; i < kNFuncs; ++i) ksyms += fmt::format("{:016x} T {}\n", kBase + i * kStride, kFuncs[i]);
