@@ -46,13 +46,7 @@ inline std::string probe_payload(uint32_t probe_id, uint16_t event, uint64_t ip,
 // (event 0: every event of the probe; else KTRACK_PROBE_EV_*).
 inline Schema probe_schema(uint32_t probe_id, std::string name, std::vector<FieldDesc> fields,
                            uint16_t event = 0) {
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = probe_id;
-  s.probe_event = event;
-  s.name = std::move(name);
-  s.fields = std::move(fields);
-  return s;
+  return make_schema(KTRACK_REC_PROBE, std::move(name), std::move(fields), probe_id, event);
 }
 
 }  // namespace ktrack::testing

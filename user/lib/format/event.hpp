@@ -112,6 +112,10 @@ struct Schema {
   int field_index(std::string_view name) const;  // -1 when absent
 };
 
+// Shorthand: make_schema(KTRACK_REC_PROBE, "open", {make_field(...)}, 7).
+Schema make_schema(uint16_t rec_type, std::string name, std::vector<FieldDesc> fields, uint32_t probe_id = 0,
+                   uint16_t probe_event = 0);
+
 // Schemas by record type and probe id.  Pointers returned stay valid for the
 // registry's lifetime (re-registering a key replaces the schema in place,
 // so they must not be held across add() of the same key).
