@@ -103,13 +103,11 @@ FieldDesc fd(std::string name, FieldType t, uint32_t off, uint32_t size, std::st
 
 Schema make_schema(uint16_t rec_type, std::string name, std::vector<FieldDesc> fields, uint32_t probe_id,
                    uint16_t probe_event) {
-  Schema s;
-  s.rec_type = rec_type;
-  s.probe_id = probe_id;
-  s.probe_event = probe_event;
-  s.name = std::move(name);
-  s.fields = std::move(fields);
-  return s;
+  return {.rec_type = rec_type,
+          .probe_id = probe_id,
+          .probe_event = probe_event,
+          .name = std::move(name),
+          .fields = std::move(fields)};
 }
 
 FieldDesc make_field(std::string name, FieldType type, uint32_t offset, uint32_t size,
