@@ -12,24 +12,21 @@
 #                                          is set up (KTRACK_BENCH_NO_VM=1: no)
 # Against trace-cmd both tools decode the same number of events to text.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${KTRACK_BUILD:-$root/build/user}
-n=${1:-20000000}
 # shellcheck source=lib/common.sh
-. "$root/bench/lib/common.sh"
-host_bench_tools ktrack_analysis_bench
-file=$(mktemp /tmp/ktrack-analysis-XXXXXX.ktr)
-tf=$(mktemp /tmp/ktrack-analysis-time-XXXXXX)
-trap 'rm -f "$file" "$tf"' EXIT
+. "$(dirname "$0")/lib/common.sh"
+n=${1:-20000000}
+host_bench_setup ktrack_analysis_bench
 # "wall user sys maxrss" of the best (least CPU) of 3 runs: the machine is
 # shared, and the other tenants only ever add time.
 best_of_3() {
-	local best="" t
+	local best="" t tf
+	tf=$(mktemp /tmp/ktrack-analysis-time-XXXXXX)
 	for _ in 1 2 3; do
 		/usr/bin/time -o "$tf" -f "%e %U %S %M" "$@" >/dev/null 2>&1 || true
 		t=$(tail -1 "$tf")
 		best=$(printf '%s\n%s\n' "$best" "$t" | awk 'NF { c = $2 + $3; if (!seen || c < bc) { bc = c; b = $0; seen = 1 } } END { print b }')
 	done
+	rm -f "$tf"
 	echo "$best"
 }
 echo "== analysis benchmark: $n records, 4 CPUs"

@@ -4,14 +4,10 @@
 # 'ktrackctl report' command writing to /dev/null.  Prints numbers only.
 #   bench/decode.sh [RECORDS]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${KTRACK_BUILD:-$root/build/user}
-n=${1:-3000000}
 # shellcheck source=lib/common.sh
-. "$root/bench/lib/common.sh"
-host_bench_tools ktrack_decode_bench
-file=$(mktemp /tmp/ktrack-decode-XXXXXX.ktrack)
-trap 'rm -f "$file"' EXIT
+. "$(dirname "$0")/lib/common.sh"
+host_bench_setup ktrack_decode_bench
+n=${1:-3000000}
 echo "== decode benchmark: $n records (1/3 test_seq 32 B, 1/3 marker, 1/3 probe), 4 CPUs"
 "$build/bin/ktrack_decode_bench" "$n" "$file"
 size=$(stat -c %s "$file")

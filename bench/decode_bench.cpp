@@ -16,6 +16,7 @@
 #include "format/event.hpp"
 #include "format/format.hpp"
 #include "format/trace_file.hpp"
+#include "records.hpp"
 
 using namespace ktrack;
 using Clock = std::chrono::steady_clock;
@@ -32,13 +33,9 @@ double cpu_seconds() {
 
 void generate(const std::string &path, uint64_t n) {
   SchemaRegistry reg;
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = 1;
-  s.name = "do_sys_openat2";
-  s.fields = {make_field("dfd", FieldType::S32, 0), make_field("flags", FieldType::X32, 4),
-              make_field("filename", FieldType::DynString, 8, 4)};
-  reg.add(s);
+  reg.add(testing::probe_schema(1, "do_sys_openat2",
+                                {make_field("dfd", FieldType::S32, 0), make_field("flags", FieldType::X32, 4),
+                                 make_field("filename", FieldType::DynString, 8, 4)}));
   TraceMeta meta;
   meta.nr_cpus = 4;
   meta.clock = "local";

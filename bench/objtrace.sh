@@ -9,18 +9,10 @@
 # and once with the address-given set.  Prints numbers only.
 #   bench/objtrace.sh [--kernel 6.1|6.12|all] [CALLS]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-
 # shellcheck source=lib/common.sh
-. "$root/bench/lib/common.sh"
-in_vm_or_boot "$root/bench/objtrace.sh" "$@"
-
-calls=${2:-200000}
-rel=$(uname -r)
-ctl=$root/build/user/bin/ktrackctl
-mods=$root/build/modules/$rel
+. "$(dirname "$0")/lib/common.sh"
+in_vm_or_boot "$@"
 P=/sys/module/ktrack_test_objtrace/parameters
-T=/sys/kernel/tracing
 
 insmod "$mods/kmod/ktrack.ko"
 insmod "$mods/tests/kmod/ktrack_test_objtrace/ktrack_test_objtrace.ko"

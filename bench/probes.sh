@@ -13,18 +13,10 @@
 # is ns/hit divided by ktrack's of the same kind (p or r).  Numbers only.
 #   bench/probes.sh [--kernel 6.1|6.12|all] [CALLS]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-
 # shellcheck source=lib/common.sh
-. "$root/bench/lib/common.sh"
-in_vm_or_boot "$root/bench/probes.sh" "$@"
-
-calls=${2:-200000}
-rel=$(uname -r)
-ctl=$root/build/user/bin/ktrackctl
-mods=$root/build/modules/$rel
+. "$(dirname "$0")/lib/common.sh"
+in_vm_or_boot "$@"
 P=/sys/module/ktrack_test_probe_target/parameters
-T=/sys/kernel/tracing
 fn=ktrack_tpt_bench
 S=bench
 bpf_pid=

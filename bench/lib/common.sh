@@ -1,16 +1,31 @@
 # bench/lib/common.sh - what the benchmark scripts share (sourced; kept out
-# of bench/*.sh so that bench/run does not take it for a benchmark).
-#   in_vm_or_boot SCRIPT [--kernel K] [ARG]: on the host, boots one VM per
-#       kernel (tests/vm/run) that runs "SCRIPT --in-vm ARG" and does not
-#       return; inside the guest it returns and the script goes on.
-#   host_bench_tools TARGET...: builds the host benchmark programs (and
-#       ktrackctl) into $build when they are missing.
-# Both expect $root (the repository) to be set.
+# of bench/*.sh so that bench/run does not take it for a benchmark).  Sets
+# root (the repository) and build (the host build, $KTRACK_BUILD or
+# build/user) when sourced.
+#   in_vm_or_boot [--in-vm|--kernel K] [CALLS]: on the host, boots one VM per
+#       kernel (tests/vm/run) that runs "THIS_SCRIPT --in-vm CALLS" and does
+#       not return; inside the guest it sets calls (default 200000), rel,
+#       ctl (ktrackctl), mods (this kernel's modules) and T (tracefs), and
+#       returns: the script goes on.
+#   host_bench_setup TARGET: builds the host benchmark program TARGET (and
+#       ktrackctl) into $build when missing, and names in $file a scratch
+#       file removed when the script exits.
+
+root=${root:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+build=${KTRACK_BUILD:-$root/build/user}
 
 in_vm_or_boot() {
-	local script=$1 kernel=all
-	shift
-	[ "${1:-}" = --in-vm ] && return 0
+	local script kernel=all
+	script=$root/bench/$(basename "$0")
+	if [ "${1:-}" = --in-vm ]; then
+		# shellcheck disable=SC2034 # for the script that sourced this file
+		calls=${2:-200000}
+		rel=$(uname -r)
+		ctl=$build/bin/ktrackctl
+		mods=$root/build/modules/$rel
+		T=/sys/kernel/tracing
+		return 0
+	fi
 	if [ "${1:-}" = --kernel ]; then
 		kernel=$2
 		shift 2
@@ -19,10 +34,14 @@ in_vm_or_boot() {
 	exec "$root/tests/vm/run" --kernel "$kernel" -- "$script" --in-vm "${1:-200000}"
 }
 
-host_bench_tools() {
+host_bench_setup() {
 	local t missing=0
-	for t in "$@" ktrackctl; do [ -x "$build/bin/$t" ] || missing=1; done
-	((missing)) || return 0
-	cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build "$build" -j 2 --target "$@" ktrackctl >/dev/null
+	for t in "$1" ktrackctl; do [ -x "$build/bin/$t" ] || missing=1; done
+	if ((missing)); then
+		cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+		cmake --build "$build" -j 2 --target "$1" ktrackctl >/dev/null
+	fi
+	file=$(mktemp "/tmp/$1-XXXXXX")
+	# shellcheck disable=SC2064 # this file's name, now
+	trap "rm -f '$file'" EXIT
 }

@@ -1,18 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
-/*
- * ktrack.h - the one ABI between ktrack.ko and its users (ktrackctl, tests,
- * samples).  This file is shared verbatim by the kernel module and userspace.
- *
- * Rules that keep it stable:
- *  - fixed-width types only, every struct padded explicitly to 8 bytes;
- *  - every ioctl argument starts with a __u32 'size' that the caller sets to
- *    sizeof() of the struct it knows; the kernel accepts any size from the
- *    first published one up to its own, and requires unknown trailing bytes
- *    to be zero (extension without new command numbers);
- *  - reserved fields and flags must be zero (EINVAL otherwise);
- *  - KTRACK_ABI_VERSION is bumped on any incompatible change; additions are
- *    announced through the feature bits of KTRACK_IOC_VERSION.
- */
+/* ktrack.h - the ABI shared verbatim by ktrack.ko and its users; rules and prose: docs/UAPI.md */
 #ifndef _UAPI_KTRACK_H
 #define _UAPI_KTRACK_H
 
@@ -23,11 +10,7 @@
 #define KTRACK_DEVICE_NAME	"ktrack"	/* /dev/ktrack */
 #define KTRACK_IOC_MAGIC	0xD6
 
-/* ------------------------------------------------------------------------
- * Version and feature query
- */
-
-/* Feature bits reported in ktrack_version.features. */
+/* ---- Version and feature query: feature bits in ktrack_version.features ---- */
 #define KTRACK_FEAT_RING	(1ULL << 0)	/* per-CPU ring, mmap/read/poll */
 #define KTRACK_FEAT_KPROBE	(1ULL << 1)
 #define KTRACK_FEAT_KRETPROBE	(1ULL << 2)
@@ -39,7 +22,6 @@
 #define KTRACK_FEAT_OBJ_FUNC_ADDRS (1ULL << 8)	/* KTRACK_OBJF_FUNC_ADDRS */
 #define KTRACK_FEAT_PROBE_IDLE	(1ULL << 9)	/* ktrack_probe_info.idle */
 #define KTRACK_FEAT_MODULE_EVENTS (1ULL << 10)	/* KTRACK_REC_MODULE(_SYMS) */
-
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -48,17 +30,9 @@ struct ktrack_version {
 	char kernel_release[65];/* out: utsname()->release the module runs on */
 	__u8 __pad[7];
 };
-
 #define KTRACK_IOC_VERSION	_IOWR(KTRACK_IOC_MAGIC, 0x00, struct ktrack_version)
 
-/* ------------------------------------------------------------------------
- * Records: what the ring buffers carry and what read() returns.
- *
- * Every record starts with this 24-byte header.  'len' covers header and
- * payload and is a multiple of 8, so records can be walked without knowing
- * their type.  Payload layouts per type are below; a consumer skips types
- * it does not know.
- */
+/* ---- Records: what the rings carry and read() returns (docs/UAPI.md) ---- */
 struct ktrack_rec_hdr {
 	__u16 len;		/* total bytes, header included, 8-aligned */
 	__u16 type;		/* enum ktrack_rec_type */
@@ -68,7 +42,6 @@ struct ktrack_rec_hdr {
 	__u32 pid;		/* current->pid (0 in irq context on idle) */
 	__u32 tgid;		/* current->tgid */
 };
-
 #define KTRACK_REC_ALIGN	8
 #define KTRACK_REC_MAX		65528	/* largest 'len' */
 
@@ -78,7 +51,6 @@ struct ktrack_rec_hdr {
 #define KTRACK_RECF_CTX_HARDIRQ	0x2
 #define KTRACK_RECF_CTX_NMI	0x3
 #define KTRACK_RECF_CTX_MASK	0x3
-
 enum ktrack_rec_type {
 	KTRACK_REC_PAD		= 0,	/* filler, skip */
 	KTRACK_REC_LOST		= 1,	/* struct ktrack_rec_lost */
@@ -95,10 +67,7 @@ enum ktrack_rec_type {
 	KTRACK_REC_OBJ_UNTRACK	= 34,
 };
 
-/*
- * Records lost on this CPU, in stream order: they would have stood exactly
- * where this record stands.  'first_ts'/'last_ts' bound the lost records.
- */
+/* Records lost on this CPU, standing where they would have been. */
 struct ktrack_rec_lost {
 	__u64 count;
 	__u64 first_ts;
@@ -106,7 +75,6 @@ struct ktrack_rec_lost {
 	__u32 reason;		/* KTRACK_LOST_* */
 	__u32 __pad;
 };
-
 #define KTRACK_LOST_FULL	1	/* discard mode: buffer full */
 #define KTRACK_LOST_OVERWRITTEN	2	/* overwrite mode: reader was lapped */
 #define KTRACK_LOST_TOO_BIG	3	/* record larger than the buffer */
@@ -118,12 +86,7 @@ struct ktrack_rec_emit {
 	__u8 data[];
 };
 
-/*
- * Test only: emitted by tests/kmod/ktrack_test_emit.ko (through the exported
- * __ktrack_emit_record) for the accounting tests and benchmarks; ktrack.ko
- * itself never writes it.  It stays in the ABI so that ktrackctl decodes it
- * like any record and the in-VM checkers share its layout.
- */
+/* Test only: written by tests/kmod/ktrack_test_emit.ko, never by ktrack.ko. */
 struct ktrack_rec_test_seq {
 	__u64 seq;		/* per (run, context, cpu) sequence number */
 	__u32 context;		/* KTRACK_RECF_CTX_* it was emitted from */
@@ -131,19 +94,10 @@ struct ktrack_rec_test_seq {
 	__u8 payload[];		/* filler to reach the requested size */
 };
 
-/*
- * A module's code came or went, so that every address is named by the module
- * that held it at that time (issue 12).  Written into every running session,
- * whatever its pid or CPU filter, from the module notifier: LOAD when the
- * module is COMING (before its init runs, so before any record from its
- * code), then KTRACK_REC_MODULE_SYMS records with its function symbols, all
- * on one CPU; UNLOAD when it is GOING (after its exit ran, or when its load
- * failed after COMING).  A module is identified by text_base while loaded.
- */
+/* A module's code came or went: LOAD (then its MODULE_SYMS) or UNLOAD. */
 #define KTRACK_MODULE_LOAD	1
 #define KTRACK_MODULE_UNLOAD	2
 #define KTRACK_MODULE_NAME_MAX	56
-
 struct ktrack_rec_module {
 	__u32 event;		/* KTRACK_MODULE_* */
 	__u32 nr_syms;		/* LOAD: symbols in the MODULE_SYMS that follow */
@@ -154,17 +108,13 @@ struct ktrack_rec_module {
 	char name[KTRACK_MODULE_NAME_MAX];	/* NUL-terminated */
 };
 
-/*
- * Function symbols of the module loaded at text_base: nr entries, each a
- * struct ktrack_module_sym followed by its NUL-terminated name, padded to 8.
- */
+/* Function symbols of the module at text_base: nr ktrack_module_sym + names. */
 struct ktrack_rec_module_syms {
 	__u64 text_base;
 	__u32 nr;
 	__u32 __pad;
 	__u8 data[];
 };
-
 struct ktrack_module_sym {
 	__u64 addr;
 	__u32 size;		/* st_size (0: unknown) */
@@ -173,12 +123,7 @@ struct ktrack_module_sym {
 	__u8 __pad;
 };
 
-/*
- * One probe hit.  data[] holds the fetched arguments in the layout that the
- * probe's description declared (see struct ktrack_probe_desc): fixed-size
- * slots first, then a dynamic area for strings; a string slot holds a
- * __u32 (offset << 16 | length) relative to data[].
- */
+/* One probe hit; the layout of data[] is in docs/UAPI.md. */
 struct ktrack_rec_probe {
 	__u32 probe_id;
 	__u16 event;		/* KTRACK_PROBE_EV_* */
@@ -189,7 +134,6 @@ struct ktrack_rec_probe {
 	__u32 __pad;
 	__u8 data[];
 };
-
 #define KTRACK_PROBE_EV_ENTRY	1
 #define KTRACK_PROBE_EV_EXIT	2
 #define KTRACK_PROBE_EV_TP	3
@@ -201,27 +145,18 @@ struct ktrack_rec_stack {
 	__u64 ips[];
 };
 
-/* ------------------------------------------------------------------------
- * Sessions and buffers (issue 3).  The transport owner may extend this
- * section; keep every addition additive and announced by a feature bit.
- */
+/* ---- Sessions and buffers (issue 3): additions announced by a feature bit ---- */
 #define KTRACK_MODE_DISCARD	0	/* drop newest when full */
 #define KTRACK_MODE_OVERWRITE	1	/* flight recorder: keep newest */
-
 #define KTRACK_CLOCK_LOCAL	0	/* local_clock(): fast, per-CPU */
 #define KTRACK_CLOCK_MONO	1	/* ktime_get_mono_fast_ns() */
 #define KTRACK_CLOCK_BOOT	2	/* ktime_get_boot_fast_ns() */
-
 #define KTRACK_SESSION_NAME_MAX	32
 #define KTRACK_MAX_BUF_PAGES	4096	/* per CPU: 16 MiB with 4 KiB pages */
 #define KTRACK_DEFAULT_BUF_PAGES 256	/* per CPU: 1 MiB */
 #define KTRACK_MAX_PID_FILTER	8
 
-/*
- * Session configuration.  Set while stopped (EBUSY while running, or while
- * the buffers are mapped and the size changes).  A fresh session has
- * KTRACK_DEFAULT_BUF_PAGES, discard mode, local clock, no filters.
- */
+/* Session configuration, set while stopped (EBUSY while running). */
 struct ktrack_config {
 	__u32 size;
 	__u32 flags;		/* reserved, must be 0 */
@@ -235,11 +170,7 @@ struct ktrack_config {
 	__u64 cpu_mask;		/* record only on these CPUs (bit n = CPU n); 0 = all */
 };
 
-/*
- * Per-CPU counters.  Exact accounting: for each CPU,
- *   produced = written + lost_full + lost_too_big   (discard mode)
- *   written  = read + overwritten + unread          (overwrite mode)
- */
+/* Per-CPU counters, exact: produced = written + lost (docs/UAPI.md). */
 struct ktrack_cpu_stats {
 	__u32 cpu;
 	__u32 online;
@@ -251,7 +182,6 @@ struct ktrack_cpu_stats {
 	__u64 read;		/* records consumed through read() */
 	__u64 filtered;		/* rejected by the pid/cpu filters */
 };
-
 struct ktrack_stats {
 	__u32 size;
 	__u32 nr_cpus;		/* in: entries in cpus_ptr; out: possible CPUs */
@@ -259,7 +189,6 @@ struct ktrack_stats {
 	__u32 state;		/* KTRACK_STATE_* */
 	__u32 __pad;
 };
-
 #define KTRACK_STATE_IDLE	0	/* configured, never started */
 #define KTRACK_STATE_RUNNING	1
 #define KTRACK_STATE_STOPPED	2
@@ -270,9 +199,7 @@ struct ktrack_session_req {
 	__u32 flags;		/* KTRACK_SESSION_F_* */
 	char name[KTRACK_SESSION_NAME_MAX];	/* NUL-terminated, [A-Za-z0-9_.-] */
 };
-
 #define KTRACK_SESSION_F_ALL	(1U << 0)	/* destroy: every named session */
-
 struct ktrack_session_info {
 	char name[KTRACK_SESSION_NAME_MAX];
 	__u64 id;
@@ -281,43 +208,13 @@ struct ktrack_session_info {
 	__u32 nr_probes;
 	__u32 buf_pages;
 };
-
 struct ktrack_session_list {
 	__u32 size;
 	__u32 count;		/* in: entries at entries_ptr; out: sessions that exist */
 	__u64 entries_ptr;	/* user pointer to struct ktrack_session_info[count] */
 };
 
-/*
- * mmap layout, per CPU c, with stride = 1 + buf_pages (in pages):
- *   pgoff c * stride       : control page (struct ktrack_ring_ctrl), RW
- *   pgoff c * stride + 1   : buf_pages data pages, read-only
- * c runs over every possible CPU (ktrack_stats.nr_cpus).  A mapping may
- * cover any page range; a range with data pages must be mapped without
- * PROT_WRITE (EPERM otherwise) and can never become writable.  Mappings
- * hold their pages: they stay readable (frozen) after the session ends,
- * are not inherited by fork() and cannot grow.
- *
- * Positions are byte counts that only grow; offset in the data area is
- * position & (data_size - 1).  A record never wraps: the writer pads the
- * end of the area with a KTRACK_REC_PAD record (a PAD may be only 8 bytes
- * long: read its len and type only).
- *
- * Discard mode (perf-like): the reader reads records in [data_tail,
- * data_head) (load data_head with acquire), then stores the new data_tail
- * (release) and the weight of the records before it in tail_index.
- *
- * Overwrite mode: the writer may reclaim the oldest records at any time.
- * It moves 'oldest' forward inside a seqcount (overwrite_seq is odd while
- * it does).  oldest_index is the weight of the records before 'oldest':
- * a record weighs 1, a LOST record its 'count', a PAD 0.  A reader at position p with record index i must, after copying a
- * record at p, re-read 'oldest' (seqcount-consistent): if oldest > p, the
- * copy is invalid and the records in [p, oldest) are lost, exactly
- * oldest_index - i of them (LOST records overwritten there included); the
- * reader resumes at 'oldest'.  Readers store
- * data_tail/tail_index as in discard mode (read() and other readers resume
- * from them); the kernel never trusts what userspace writes here.
- */
+/* Control page of one CPU's ring; the mmap layout and protocol: docs/UAPI.md. */
 struct ktrack_ring_ctrl {
 	__u64 data_head;	/* kernel: end of committed data (release) */
 	__u64 data_tail;	/* reader: end of consumed data (reader stores) */
@@ -330,7 +227,6 @@ struct ktrack_ring_ctrl {
 	__u64 tail_index;	/* reader: weight of records before data_tail */
 	__u8 __reserved[4096 - 64];
 };
-
 #define KTRACK_IOC_SET_CONFIG	 _IOW(KTRACK_IOC_MAGIC, 0x01, struct ktrack_config)
 #define KTRACK_IOC_GET_CONFIG	 _IOWR(KTRACK_IOC_MAGIC, 0x02, struct ktrack_config)
 #define KTRACK_IOC_START	 _IO(KTRACK_IOC_MAGIC, 0x03)
@@ -342,51 +238,11 @@ struct ktrack_ring_ctrl {
 #define KTRACK_IOC_SESSION_DESTROY _IOW(KTRACK_IOC_MAGIC, 0x09, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_LIST	 _IOWR(KTRACK_IOC_MAGIC, 0x0a, struct ktrack_session_list)
 
-/*
- * read(2) on a session fd returns whole records (never a partial one, never
- * PAD), concatenated, taken from the per-CPU rings in turn (not sorted by
- * time: sort by hdr.ts to merge CPUs).  Lost-record markers appear where
- * the gaps are (overwrite mode: KTRACK_REC_LOST with reason OVERWRITTEN and
- * first_ts = last_ts = 0, i.e. unknown).  It blocks while the session runs
- * and has no data (EAGAIN with O_NONBLOCK) and returns 0 (end of stream)
- * once the session is stopped (or was never started) and drained.  A buffer
- * smaller than the next record gives EINVAL.  An fd that has not been
- * configured, started or attached yet attaches to the named session
- * "default" on its first read() when that session exists, so
- * 'cat /dev/ktrack > file' records it.  The stream is exactly what
- * ktrackctl decodes as a raw record stream.
- *
- * write(2) inserts a KTRACK_REC_MARKER record (the text, NUL-terminated)
- * on the current CPU: ENODATA if the session is not running, ENOSPC if the
- * record was dropped (counted), E2BIG beyond KTRACK_MARKER_MAX bytes.
- *
- * poll(2): POLLIN when some CPU holds at least the wakeup watermark of
- * unread bytes, or any unread byte after KTRACK_IOC_FLUSH / STOP; POLLHUP
- * when the named session was destroyed.
- */
+/* read(2), write(2) and poll(2) on a session fd: docs/UAPI.md. */
 #define KTRACK_MARKER_MAX	4000
 #define KTRACK_DEFAULT_SESSION	"default"
 
-/* ------------------------------------------------------------------------
- * Dynamic probes (issue 4): ioctl numbers 0x20..0x2f, owned by the probe
- * work.  Object tracker (issue 5): 0x30..0x3f.
- */
-
-/*
- * A probe is compiled in userspace (ktrackctl) into one self-contained blob:
- * struct ktrack_probe_desc, then its sections at the offsets it names, all
- * inside desc.size bytes.  The kernel checks every field and step before
- * arming (EINVAL on anything out of range), so no blob can make a handler
- * loop, overrun or read memory other than through a nofault copy.
- *
- * Record layout (struct ktrack_rec_probe.data[]): one slot per fetch, in
- * order; slot i starts at the previous slot's end rounded up to the slot's
- * alignment (min(elem size, 8); strings: 4).  A scalar slot holds 'size'
- * bytes (native endian), an array 'size' * 'count' bytes, a string a __u32
- * (offset << 16 | length) of its bytes (no NUL) relative to data[]; string
- * bytes follow the slots.  A fetch that faults sets its bit in fault_mask
- * and fills its slot with KTRACK_FETCH_FAULT bytes (strings: length 0).
- */
+/* ---- Dynamic probes (issue 4): ioctls 0x20..0x2f; a probe is one blob (docs/UAPI.md) ---- */
 #define KTRACK_PROBE_DESC_VERSION 1
 #define KTRACK_PROBE_DESC_MAX	65536	/* largest blob */
 #define KTRACK_PROBE_NAME_MAX	32	/* [A-Za-z0-9_.-], NUL-terminated */
@@ -405,13 +261,11 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_NAME_MAX	24
 #define KTRACK_FETCH_FAULT	0xff	/* fill byte of a faulted slot */
 
-/* desc.kind */
+/* desc.kind (KTRACK_PROBE_*) and desc.flags (KTRACK_PROBE_F_*) */
 #define KTRACK_PROBE_KPROBE	1	/* p: SYM+OFFS or ADDR */
 #define KTRACK_PROBE_KRETPROBE	2	/* r: SYM */
 #define KTRACK_PROBE_FUNCS	3	/* f: funcs list, entry and/or exit */
 #define KTRACK_PROBE_TRACEPOINT	4	/* t: symbol = event name */
-
-/* desc.flags */
 #define KTRACK_PROBE_F_ENTRY	(1U << 0)	/* f: record entries */
 #define KTRACK_PROBE_F_EXIT	(1U << 1)	/* f: record exits */
 
@@ -426,7 +280,7 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_SRC_CPU	8
 #define KTRACK_FETCH_SRC_MAX	8
 
-/* Fetch types (ktrack_probe_fetch.type); size gives the width. */
+/* Fetch types (ktrack_probe_fetch.type, size gives the width) and flags (.flags). */
 #define KTRACK_FETCH_T_U	1
 #define KTRACK_FETCH_T_S	2
 #define KTRACK_FETCH_T_X	3
@@ -434,17 +288,9 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_T_USTRING	5	/* user memory, size 1 */
 #define KTRACK_FETCH_T_SYMBOL	6	/* size 8, printed as sym+off */
 #define KTRACK_FETCH_T_MAX	6
-
-/* ktrack_probe_fetch.flags */
 #define KTRACK_FETCH_F_USER	(1U << 0)	/* dereferences read user memory */
 
-/*
- * One fetch: value = source; then for each of the nderef offsets but the
- * last, value = *(u64 *)(value + off); the last one gives the address the
- * final 'type' is read from (string types: the string's address, which is
- * 'value' itself when nderef is 0).  Without deref, scalars keep the low
- * 'size' bytes of the value.
- */
+/* One fetch: a source, up to nderef dereferences, a type (docs/UAPI.md). */
 struct ktrack_probe_fetch {
 	char name[KTRACK_FETCH_NAME_MAX];	/* field name for decoders */
 	__u8 src;		/* KTRACK_FETCH_SRC_* */
@@ -457,18 +303,11 @@ struct ktrack_probe_fetch {
 	__s32 deref[KTRACK_FETCH_MAX_DEREF];
 };
 
-/*
- * Filter program: postfix over a stack of booleans (max depth 16).  CMP
- * pushes (field OP imm); AND/OR pop two and push one; NOT flips the top.
- * The program must leave exactly one value.  Numeric fields compare as
- * signed for s* fetches, unsigned otherwise; string fields (string fetches
- * and comm) compare with EQ/NE/GLOB against strtab + str_off.
- */
+/* Filter program: postfix over a stack of booleans (docs/UAPI.md). */
 #define KTRACK_FLT_CMP		1
 #define KTRACK_FLT_AND		2
 #define KTRACK_FLT_OR		3
 #define KTRACK_FLT_NOT		4
-
 #define KTRACK_FLT_EQ		1
 #define KTRACK_FLT_NE		2
 #define KTRACK_FLT_LT		3
@@ -477,22 +316,15 @@ struct ktrack_probe_fetch {
 #define KTRACK_FLT_GE		6
 #define KTRACK_FLT_BITAND	7	/* (field & imm) != 0 */
 #define KTRACK_FLT_GLOB		8	/* string matches glob pattern */
-
 #define KTRACK_FLD_FETCH	1	/* field = fetch index (scalar or string) */
 #define KTRACK_FLD_PID		2
 #define KTRACK_FLD_TGID		3
 #define KTRACK_FLD_COMM		4
 #define KTRACK_FLD_CPU		5
-
 #define KTRACK_FLT_MAX_DEPTH	16
-/*
- * A GLOB pattern is at most this many bytes (NUL excluded), and one [...]
- * class in it at most KTRACK_FLT_GLOB_CLASS_MAX bytes between the brackets:
- * longer ones are refused with E2BIG (the match runs in the probe handler).
- */
+/* GLOB pattern and [...] class limits, E2BIG beyond (checked in the handler). */
 #define KTRACK_FLT_GLOB_MAX	255
 #define KTRACK_FLT_GLOB_CLASS_MAX 64
-
 struct ktrack_probe_insn {
 	__u8 op;		/* KTRACK_FLT_* */
 	__u8 cmp;		/* CMP: KTRACK_FLT_EQ.. */
@@ -501,7 +333,6 @@ struct ktrack_probe_insn {
 	__u32 str_off;		/* string compares: offset in strtab */
 	__s64 imm;
 };
-
 struct ktrack_probe_desc {
 	__u32 size;		/* bytes of the whole blob */
 	__u16 version;		/* KTRACK_PROBE_DESC_VERSION */
@@ -535,21 +366,13 @@ struct ktrack_probe_desc {
 #define KTRACK_MECH_KPROBE	1
 #define KTRACK_MECH_KRETPROBE	2
 #define KTRACK_MECH_FPROBE	3	/* 6.12+: one fprobe for all functions */
-#define KTRACK_MECH_KPROBE_FTRACE 4	/* no fprobe: kprobes (on ftrace) +
-					 * kretprobes per function */
+#define KTRACK_MECH_KPROBE_FTRACE 4	/* no fprobe: kprobes (ftrace) + kretprobes per function */
 #define KTRACK_MECH_TRACEPOINT	5
-
 #define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
 #define KTRACK_PROBE_ST_ARMED	 2
 #define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */
 
-/*
- * Add: errors beyond EINVAL (malformed) say why a valid probe cannot be
- * armed: ENOENT symbol or event not found, EADDRNOTAVAIL symbol not unique
- * (use MOD:SYM), EOPNOTSUPP not probeable (blacklisted, not a function
- * start, notrace), EEXIST name in use in the session, EPERM kernel lockdown,
- * ENOSPC too many probes.
- */
+/* Add a probe; errors beyond EINVAL say why it cannot arm (docs/UAPI.md). */
 struct ktrack_probe_add {
 	__u32 size;
 	__u32 desc_size;	/* bytes at desc_ptr */
@@ -559,7 +382,6 @@ struct ktrack_probe_add {
 	__u32 mechanism;	/* out: KTRACK_MECH_* */
 	__u32 __pad;
 };
-
 #define KTRACK_PROBE_DEL_ALL	(1U << 0)
 
 /* Delete by id (non-zero), else by name, or every probe of the session. */
@@ -570,7 +392,6 @@ struct ktrack_probe_del {
 	__u32 __pad;
 	char name[KTRACK_PROBE_NAME_MAX];
 };
-
 struct ktrack_probe_info {
 	__u32 id;
 	__u32 kind;		/* KTRACK_PROBE_* */
@@ -587,21 +408,15 @@ struct ktrack_probe_info {
 	__u32 __pad;
 	char name[KTRACK_PROBE_NAME_MAX];
 	char target[KTRACK_PROBE_SYM_MAX];	/* MOD:SYM+OFF, event, 1st func */
-	/* Since KTRACK_FEAT_PROBE_IDLE (entry_size >= 240): */
-	__u64 idle;		/* hits while the session was not recording */
+	__u64 idle;		/* KTRACK_FEAT_PROBE_IDLE, entry_size >= 240: hits while not recording */
 };
 
-/* sizeof(struct ktrack_probe_info) before 'idle' was added. */
-#define KTRACK_PROBE_INFO_SIZE_V1 232
-
+#define KTRACK_PROBE_INFO_SIZE_V1 232	/* sizeof(struct ktrack_probe_info) before 'idle' */
 struct ktrack_probe_list {
 	__u32 size;
 	__u32 count;		/* in: entries at entries_ptr; out: probes */
 	__u64 entries_ptr;	/* struct ktrack_probe_info[count] */
-	/* Since KTRACK_FEAT_PROBE_IDLE; a caller that leaves it out (size 16)
-	 * gets entries of KTRACK_PROBE_INFO_SIZE_V1 bytes, 0 means this
-	 * header's sizeof(struct ktrack_probe_info).
-	 */
+	/* Since KTRACK_FEAT_PROBE_IDLE (docs/UAPI.md): */
 	__u32 entry_size;	/* sizeof(struct ktrack_probe_info) the caller knows */
 	__u32 __pad;
 };
@@ -614,21 +429,12 @@ struct ktrack_probe_get {
 	__u32 __pad;
 	__u64 desc_ptr;
 };
-
 #define KTRACK_IOC_PROBE_ADD	_IOWR(KTRACK_IOC_MAGIC, 0x20, struct ktrack_probe_add)
 #define KTRACK_IOC_PROBE_DEL	_IOW(KTRACK_IOC_MAGIC, 0x21, struct ktrack_probe_del)
 #define KTRACK_IOC_PROBE_LIST	_IOWR(KTRACK_IOC_MAGIC, 0x22, struct ktrack_probe_list)
 #define KTRACK_IOC_PROBE_GET	_IOWR(KTRACK_IOC_MAGIC, 0x23, struct ktrack_probe_get)
 
-/* ------------------------------------------------------------------------
- * Object tracker (issue 5): ioctl numbers 0x30..0x3f.
- *
- * Per session: OBJ_CONFIG (table size, functions to hook, arguments to
- * check, watched fields, limits) while disabled, then sources (OBJ_ADD_SOURCE:
- * kretprobe/kprobe fetches; OBJ_TRACK: explicit addresses), then OBJ_ENABLE.
- * Every tracked object gets a life id that is never reused, so a freed and
- * re-allocated address is a new life.
- */
+/* ---- Object tracker (issue 5): ioctl numbers 0x30..0x3f (docs/UAPI.md) ---- */
 #define KTRACK_OBJ_MAX_OBJECTS	65536	/* table capacity limit */
 #define KTRACK_OBJ_MAX_WATCH	4	/* watched values per object */
 #define KTRACK_OBJ_MAX_ARGS	6	/* arguments checked at each entry */
@@ -643,7 +449,6 @@ struct ktrack_obj_watch {
 	__u16 size;		/* 1, 2, 4 or 8 */
 	__u16 flags;		/* KTRACK_OBJ_WATCH_* */
 };
-
 #define KTRACK_OBJ_WATCH_SIGNED	(1U << 0)	/* sign-extend (for display) */
 
 /* ktrack_obj_config.flags */
@@ -654,24 +459,14 @@ struct ktrack_obj_watch {
 #define KTRACK_OBJF_FUNC_ADDRS	(1U << 4)	/* functions_ptr: ktrack_obj_func[] */
 #define KTRACK_OBJF_ALL		0x1fU
 
-/*
- * KTRACK_OBJF_FUNC_ADDRS: the function set as resolved by userspace (e.g.
- * through BTF: only the functions that take a pointer to the tracked
- * struct), one entry per function with the arguments to check there.  The
- * kernel hooks exactly these functions (each address must be an ftrace
- * location: the function's symbol address or its __fentry__ call site),
- * with one ftrace_ops per distinct arg_mask, so a hit checks only the
- * arguments of the right type.  Announced by KTRACK_FEAT_OBJ_FUNC_ADDRS.
- */
+/* KTRACK_OBJF_FUNC_ADDRS: the function set resolved in userspace (docs/UAPI.md). */
 #define KTRACK_OBJ_MAX_FUNC_ADDRS 65536	/* entries per configuration */
 #define KTRACK_OBJ_MAX_MASKS	16	/* distinct arg_mask values */
-
 struct ktrack_obj_func {
 	__u64 addr;		/* function address, unique in the set */
 	__u8 arg_mask;		/* bit n: check argument n; 0 < mask < 1 << nr_args */
 	__u8 __pad[7];
 };
-
 struct ktrack_obj_config {
 	__u32 size;
 	__u32 flags;		/* KTRACK_OBJF_* */
@@ -680,13 +475,7 @@ struct ktrack_obj_config {
 	__u32 max_hits;		/* per life; 0 = unlimited */
 	__u32 nr_watch;		/* entries used in watch[] */
 	__u64 max_age_ns;	/* per life; 0 = unlimited */
-	/*
-	 * Functions to hook: user pointer to 'functions_len' bytes (no NUL
-	 * needed) of space-separated ftrace globs ("vfs_* do_open", "*"), or
-	 * with KTRACK_OBJF_FUNC_ADDRS to 'functions_len' entries (1..
-	 * KTRACK_OBJ_MAX_FUNC_ADDRS) of struct ktrack_obj_func.
-	 */
-	__u64 functions_ptr;
+	__u64 functions_ptr;	/* globs or ktrack_obj_func[] (docs/UAPI.md) */
 	__u32 functions_len;	/* 1..KTRACK_OBJ_FUNCS_MAX */
 	__u32 destructor_arg;	/* 0-based argument of destructor[] */
 	char destructor[KTRACK_OBJ_SYM_MAX];	/* "" or a function: untrack its arg */
@@ -701,9 +490,7 @@ struct ktrack_obj_config {
 #define KTRACK_OBJ_SRC_ARG	2	/* kprobe at entry: argument 'arg' */
 #define KTRACK_OBJ_SRC_API	3	/* ktrack_obj_track() from a driver */
 #define KTRACK_OBJ_SRC_DERIVED	4	/* field of a tracked object */
-
 #define KTRACK_OBJ_SRCF_DEREF	(1U << 0)	/* track *(value + deref_offset) */
-
 struct ktrack_obj_source {
 	__u32 size;
 	__u32 type;		/* KTRACK_OBJ_SRC_RETVAL or _ARG */
@@ -722,7 +509,6 @@ struct ktrack_obj_addr {
 	__u64 life;		/* out: life id (track, query) */
 	__u64 hits;		/* out: hits of that life (query) */
 };
-
 #define KTRACK_OBJ_ADDR_ALL	(1U << 0)
 
 /* Why an object was not tracked (stats.dropped[]). */
@@ -740,7 +526,6 @@ struct ktrack_obj_addr {
 #define KTRACK_OBJ_END_EXPLICIT	  4	/* OBJ_UNTRACK ioctl */
 #define KTRACK_OBJ_END_API	  5	/* ktrack_obj_untrack() */
 #define KTRACK_OBJ_END_MAX	  8
-
 struct ktrack_obj_stats {
 	__u32 size;
 	__u32 enabled;		/* hooks attached */
@@ -757,7 +542,6 @@ struct ktrack_obj_stats {
 	__u64 dropped[KTRACK_OBJ_DROP_MAX];	/* objects not tracked, by reason */
 	__u64 ended[KTRACK_OBJ_END_MAX];	/* lives ended, by reason */
 };
-
 #define KTRACK_IOC_OBJ_CONFIG	  _IOW(KTRACK_IOC_MAGIC, 0x30, struct ktrack_obj_config)
 #define KTRACK_IOC_OBJ_ADD_SOURCE _IOW(KTRACK_IOC_MAGIC, 0x31, struct ktrack_obj_source)
 #define KTRACK_IOC_OBJ_TRACK	  _IOWR(KTRACK_IOC_MAGIC, 0x32, struct ktrack_obj_addr)
@@ -783,7 +567,6 @@ struct ktrack_rec_obj_hit {
 	__u64 prev_ip;
 	__u64 values[KTRACK_OBJ_MAX_WATCH];
 };
-
 #define KTRACK_OBJ_HITF_CHANGED	(1U << 0)	/* values differ from previous hit */
 #define KTRACK_OBJ_HITF_PREV	(1U << 1)	/* prev_* are valid */
 

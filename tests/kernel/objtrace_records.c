@@ -83,15 +83,24 @@ static int ot_has(const char *l, ...)
 /* One CPU: the slab hands the freed object back on the CPU that freed it. */
 #define OT_RUN_CMD "taskset -c 0 sh -c 'echo 1 > /sys/module/" OT_TESTMOD "/parameters/run'"
 
+/*
+ * 'ktrackctl objtrace' over one run of the test module: every object its
+ * allocator returns is tracked with the u16 at +4 watched; 'opts' chooses
+ * the functions and the output.  The command's exit status.
+ */
+static int ot_run_alloc(char *out, const char *opts)
+{
+	return kt_run(out, OUT_MAX, "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --watch +4:u16 %s -- "
+		      OT_RUN_CMD, kt_ktrackctl(), opts);
+}
+
 TEST_F(records, exact_path_args_values_and_new_life)
 {
 	char l[16][512];
 	uint64_t a1, a2;
 	int n;
 
-	ASSERT_EQ(0, kt_run(self->out, OUT_MAX,
-			    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --watch +4:u16 "
-			    "--functions '" OT_FUNCS "' -- " OT_RUN_CMD, kt_ktrackctl()))
+	ASSERT_EQ(0, ot_run_alloc(self->out, "--functions '" OT_FUNCS "'"))
 		TH_LOG("%s", self->out);
 	a1 = ot_param_read("addr1");
 	a2 = ot_param_read("addr2");
@@ -128,17 +137,15 @@ TEST_F(records, exact_path_args_values_and_new_life)
  */
 TEST_F(records, module_only_function_set)
 {
-	const char *forms[] = { "--functions '*:mod:" OT_TESTMOD "'",
-				"--module " OT_TESTMOD " --functions 'ktrack_test_obj_*'" };
+	const char *forms[] = { "--stats --functions '*:mod:" OT_TESTMOD "'",
+				"--stats --module " OT_TESTMOD " --functions 'ktrack_test_obj_*'" };
 	char l[16][512];
 	unsigned int i;
 	uint64_t a1;
 	int n;
 
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, kt_run(self->out, OUT_MAX,
-				    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --watch +4:u16 "
-				    "--stats %s -- " OT_RUN_CMD, kt_ktrackctl(), forms[i]))
+		ASSERT_EQ(0, ot_run_alloc(self->out, forms[i]))
 			TH_LOG("%s", self->out);
 		EXPECT_TRUE(ot_has(self->out, "hooking ", " functions (all ", " matching '", NULL))
 			TH_LOG("%s", self->out);
@@ -166,9 +173,7 @@ TEST_F(records, changes_only_says_where_last_seen_unchanged)
 	uint64_t a1;
 	int n;
 
-	ASSERT_EQ(0, kt_run(self->out, OUT_MAX,
-			    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --watch +4:u16 "
-			    "--functions '" OT_FUNCS "' --changes-only -- " OT_RUN_CMD, kt_ktrackctl()))
+	ASSERT_EQ(0, ot_run_alloc(self->out, "--functions '" OT_FUNCS "' --changes-only"))
 		TH_LOG("%s", self->out);
 	a1 = ot_param_read("addr1");
 	n = ot_life_block(self->out, a1, 0, l, 16);
@@ -187,14 +192,13 @@ TEST_F(records, changes_only_says_where_last_seen_unchanged)
 TEST_F(records, file_and_report_objects_json)
 {
 	char path[] = "/tmp/objtrace-XXXXXX";
-	char want[256];
+	char want[256], opts[512];
 	int fd = mkstemp(path);
 
 	ASSERT_LE(0, fd);
 	close(fd);
-	ASSERT_EQ(0, kt_run(self->out, OUT_MAX,
-			    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --watch +4:u16 "
-			    "--functions '" OT_FUNCS "' -o %s -- " OT_RUN_CMD, kt_ktrackctl(), path))
+	snprintf(opts, sizeof(opts), "--functions '" OT_FUNCS "' -o %s", path);
+	ASSERT_EQ(0, ot_run_alloc(self->out, opts))
 		TH_LOG("%s", self->out);
 	ASSERT_EQ(0, kt_run(self->out, OUT_MAX, "%s report --objects --json %s", kt_ktrackctl(), path))
 		TH_LOG("%s", self->out);

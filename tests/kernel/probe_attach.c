@@ -15,27 +15,7 @@
 
 #define BUFSZ (4 << 20)
 
-FIXTURE(attach) {
-	int fd;
-	char *buf;
-};
-
-FIXTURE_SETUP(attach)
-{
-	ASSERT_EQ(0, pt_load_all());
-	self->fd = pt_session();
-	ASSERT_LE(0, self->fd);
-	self->buf = malloc(BUFSZ);
-	ASSERT_NE(NULL, self->buf);
-	pt_drain(self->fd, self->buf, BUFSZ);
-}
-
-FIXTURE_TEARDOWN(attach)
-{
-	close(self->fd);
-	free(self->buf);
-	pt_unload_all();
-}
+PT_RECORDS_FIXTURE(attach, BUFSZ);
 
 static uint64_t pt_features(int fd)
 {

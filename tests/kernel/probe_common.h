@@ -231,4 +231,31 @@ static inline unsigned long pt_kallsyms(const char *name)
 	return found;
 }
 
+/*
+ * The fixture of the probe tests that read records back: ktrack and the
+ * target module loaded, a session fd of the test's own, and a read buffer
+ * of BUFSZ bytes that starts empty (what earlier cases left is drained).
+ * Expand after kselftest_harness.h.
+ */
+#define PT_RECORDS_FIXTURE(name, bufsz)					\
+	FIXTURE(name) {							\
+		int fd;							\
+		char *buf;						\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		ASSERT_EQ(0, pt_load_all());				\
+		self->fd = pt_session();				\
+		ASSERT_LE(0, self->fd);					\
+		self->buf = malloc(bufsz);				\
+		ASSERT_NE(NULL, self->buf);				\
+		pt_drain(self->fd, self->buf, bufsz);			\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		close(self->fd);					\
+		free(self->buf);					\
+		pt_unload_all();					\
+	}
+
 #endif /* KTRACK_PROBE_COMMON_H */

@@ -11,27 +11,7 @@
 
 #define BUFSZ (1 << 20)
 
-FIXTURE(probe) {
-	int fd;
-	char *buf;
-};
-
-FIXTURE_SETUP(probe)
-{
-	ASSERT_EQ(0, pt_load_all());
-	self->fd = pt_session();
-	ASSERT_LE(0, self->fd);
-	self->buf = malloc(BUFSZ);
-	ASSERT_NE(NULL, self->buf);
-	pt_drain(self->fd, self->buf, BUFSZ);
-}
-
-FIXTURE_TEARDOWN(probe)
-{
-	close(self->fd);
-	free(self->buf);
-	pt_unload_all();
-}
+PT_RECORDS_FIXTURE(probe, BUFSZ);
 
 static void pt_calls(struct __test_metadata *_metadata, int n)
 {

@@ -9,17 +9,15 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "format/event.hpp"
 
 namespace ktrack::testing {
 
 inline ktrack_rec_hdr rec_hdr(uint16_t type, uint16_t cpu, uint64_t ts, uint32_t pid, uint32_t tgid) {
-  ktrack_rec_hdr h{};
-  h.type = type;
-  h.cpu = cpu;
-  h.ts = ts;
-  h.pid = pid;
-  h.tgid = tgid;
-  return h;
+  return {.len = 0, .type = type, .cpu = cpu, .flags = 0, .ts = ts, .pid = pid, .tgid = tgid};
 }
 
 // The bytes of a struct, as a payload.
@@ -42,6 +40,13 @@ inline std::string probe_payload(uint32_t probe_id, uint16_t event, uint64_t ip,
   std::memcpy(payload.data(), &p, payload.size());
   payload += data;
   return payload;
+}
+
+// The schema of a probe's records, as its compiled description gives it
+// (event 0: every event of the probe; else KTRACK_PROBE_EV_*).
+inline Schema probe_schema(uint32_t probe_id, std::string name, std::vector<FieldDesc> fields,
+                           uint16_t event = 0) {
+  return make_schema(KTRACK_REC_PROBE, std::move(name), std::move(fields), probe_id, event);
 }
 
 }  // namespace ktrack::testing

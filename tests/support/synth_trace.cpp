@@ -72,18 +72,8 @@ void put_probe(std::vector<uint8_t> &out, uint16_t cpu, uint64_t ts, uint32_t pi
 
 SynthTruth write_synthetic_trace(const std::string &path, const SynthOptions &opt) {
   SchemaRegistry reg;
-  Schema fn;
-  fn.rec_type = KTRACK_REC_PROBE;
-  fn.probe_id = 1;
-  fn.name = "fgraph";
-  fn.fields = {make_field("len", FieldType::U64, 0, 8)};
-  reg.add(fn);
-  Schema tp;
-  tp.rec_type = KTRACK_REC_PROBE;
-  tp.probe_id = 2;
-  tp.name = "sched_tp";
-  tp.fields = {make_field("prio", FieldType::S64, 0, 8)};
-  reg.add(tp);
+  reg.add(testing::probe_schema(1, "fgraph", {make_field("len", FieldType::U64, 0, 8)}));
+  reg.add(testing::probe_schema(2, "sched_tp", {make_field("prio", FieldType::S64, 0, 8)}));
 
   std::string ksyms;
   for (size_t i = 0; i < kNFuncs; ++i) ksyms += fmt::format("{:016x} T {}\n", kBase + i * kStride, kFuncs[i]);
@@ -122,10 +112,7 @@ SynthTruth write_synthetic_trace(const std::string &path, const SynthOptions &op
         ++truth.records;
         if (opt.lost_every && ++cpu.since_lost >= opt.lost_every) {
           cpu.since_lost = 0;
-          ktrack_rec_hdr h{};
-          h.type = KTRACK_REC_LOST;
-          h.cpu = static_cast<uint16_t>(c);
-          h.ts = cpu.ts;
+          auto h = testing::rec_hdr(KTRACK_REC_LOST, static_cast<uint16_t>(c), cpu.ts, 0, 0);
           ktrack_rec_lost l{};
           l.count = 1 + rng.below(1000);
           l.first_ts = cpu.ts - 1000;
@@ -144,12 +131,7 @@ SynthTruth write_synthetic_trace(const std::string &path, const SynthOptions &op
           continue;
         }
         if (r < 0.011) {
-          ktrack_rec_hdr h{};
-          h.type = KTRACK_REC_MARKER;
-          h.cpu = static_cast<uint16_t>(c);
-          h.ts = cpu.ts;
-          h.pid = task.pid;
-          h.tgid = task.pid;
+          auto h = testing::rec_hdr(KTRACK_REC_MARKER, static_cast<uint16_t>(c), cpu.ts, task.pid, task.pid);
           append_record(batch, h, std::string_view("synthetic marker"));
           ++truth.markers;
           continue;
@@ -169,12 +151,7 @@ SynthTruth write_synthetic_trace(const std::string &path, const SynthOptions &op
           task.stack.push_back(Frame{f, cpu.ts});
           ++truth.entries;
           if (rng.unit() < opt.stack_ratio && truth.records < opt.records) {
-            ktrack_rec_hdr h{};
-            h.type = KTRACK_REC_STACK;
-            h.cpu = static_cast<uint16_t>(c);
-            h.ts = cpu.ts;
-            h.pid = task.pid;
-            h.tgid = task.pid;
+            auto h = testing::rec_hdr(KTRACK_REC_STACK, static_cast<uint16_t>(c), cpu.ts, task.pid, task.pid);
             std::vector<uint64_t> st;
             st.push_back(0);  // header: probe_id, nr
             for (size_t k = task.stack.size(); k-- > 0;)

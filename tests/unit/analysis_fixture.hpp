@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/analysis.hpp"
+#include <uapi/ktrack.h>
 
 namespace fixture {
 
@@ -82,15 +83,21 @@ struct Stream {
   std::deque<Fields> fields;
   std::deque<std::vector<uint64_t>> stacks;
 
-  Sample &probe(Kind k, uint64_t ts, uint16_t cpu, uint32_t pid, uint64_t ip, uint64_t parent = kCaller,
-                uint32_t probe_id = 1) {
+  // The header every builder below starts from (the task's tgid is its pid).
+  static Sample head(uint16_t type, Kind k, uint64_t ts, uint16_t cpu, uint32_t pid) {
     Sample s;
     s.ts = ts;
     s.cpu = cpu;
     s.pid = pid;
     s.tgid = pid;
-    s.type = 16;
+    s.type = type;
     s.kind = k;
+    return s;
+  }
+
+  Sample &probe(Kind k, uint64_t ts, uint16_t cpu, uint32_t pid, uint64_t ip, uint64_t parent = kCaller,
+                uint32_t probe_id = 1) {
+    Sample s = head(KTRACK_REC_PROBE, k, ts, cpu, pid);
     s.ip = ip;
     s.parent_ip = parent;
     s.probe_id = probe_id;
@@ -123,11 +130,7 @@ struct Stream {
     return *this;
   }
   Stream &lost(uint64_t ts, uint16_t cpu, uint64_t count, uint64_t first, uint64_t last) {
-    Sample s;
-    s.ts = ts;
-    s.cpu = cpu;
-    s.type = 1;
-    s.kind = Kind::Lost;
+    Sample s = head(KTRACK_REC_LOST, Kind::Lost, ts, cpu, 0);
     s.lost = count;
     s.lost_first = first;
     s.lost_last = last;
@@ -136,13 +139,7 @@ struct Stream {
   }
   Stream &stack(uint64_t ts, uint16_t cpu, uint32_t pid, std::vector<uint64_t> ips, uint32_t probe_id = 1) {
     stacks.push_back(std::move(ips));
-    Sample s;
-    s.ts = ts;
-    s.cpu = cpu;
-    s.pid = pid;
-    s.tgid = pid;
-    s.type = 17;
-    s.kind = Kind::Stack;
+    Sample s = head(KTRACK_REC_STACK, Kind::Stack, ts, cpu, pid);
     s.probe_id = probe_id;
     s.stack = stacks.back().data();
     s.stack_nr = static_cast<uint32_t>(stacks.back().size());
@@ -150,13 +147,7 @@ struct Stream {
     return *this;
   }
   Stream &marker(uint64_t ts, uint16_t cpu, uint32_t pid, std::string_view text) {
-    Sample s;
-    s.ts = ts;
-    s.cpu = cpu;
-    s.pid = pid;
-    s.tgid = pid;
-    s.type = 2;
-    s.kind = Kind::Marker;
+    Sample s = head(KTRACK_REC_MARKER, Kind::Marker, ts, cpu, pid);
     s.text = text;
     samples.push_back(s);
     return *this;

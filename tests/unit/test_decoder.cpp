@@ -14,6 +14,7 @@ using namespace ktrack;
 namespace {
 
 using ktrack::testing::bytes_of;
+using ktrack::testing::probe_schema;
 
 ktrack_rec_hdr hdr(uint16_t type, uint16_t cpu = 1, uint64_t ts = 1000, uint32_t pid = 42,
                    uint32_t tgid = 40) {
@@ -166,32 +167,9 @@ TEST(Decoder, StackSymbolArrayBoundedByNr) {
 
 TEST(Decoder, ProbeSchemaPerIdAndEvent) {
   SchemaRegistry reg;
-  Schema entry;
-  entry.rec_type = KTRACK_REC_PROBE;
-  entry.probe_id = 3;
-  entry.name = "do_open";
-  FieldDesc a;
-  a.name = "dfd";
-  a.type = FieldType::S32;
-  a.offset = 0;
-  a.size = 4;
-  FieldDesc fname;
-  fname.name = "filename";
-  fname.type = FieldType::DynString;
-  fname.offset = 4;
-  entry.fields = {a, fname};
-  reg.add(entry);
-  Schema exit;
-  exit.rec_type = KTRACK_REC_PROBE;
-  exit.probe_id = 3;
-  exit.probe_event = KTRACK_PROBE_EV_EXIT;
-  exit.name = "do_open__return";
-  FieldDesc ret;
-  ret.name = "ret";
-  ret.type = FieldType::S64;
-  ret.size = 8;
-  exit.fields = {ret};
-  reg.add(exit);
+  reg.add(probe_schema(3, "do_open",
+                       {make_field("dfd", FieldType::S32, 0, 4), make_field("filename", FieldType::DynString, 4)}));
+  reg.add(probe_schema(3, "do_open__return", {make_field("ret", FieldType::S64, 0, 8)}, KTRACK_PROBE_EV_EXIT));
 
   Decoder dec(reg);
   Event ev;
@@ -235,15 +213,7 @@ TEST(Decoder, ProbeSchemaPerIdAndEvent) {
 
 TEST(Decoder, DynStringOutOfRangeIsInvalid) {
   SchemaRegistry reg;
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = 1;
-  s.name = "p";
-  FieldDesc f;
-  f.name = "s";
-  f.type = FieldType::DynString;
-  s.fields = {f};
-  reg.add(s);
+  reg.add(probe_schema(1, "p", {make_field("s", FieldType::DynString, 0)}));
   Decoder dec(reg);
   uint32_t slot = (100u << 16) | 5u;
   auto rec = probe_record(1, KTRACK_PROBE_EV_ENTRY, bytes_of(slot));
@@ -331,18 +301,9 @@ TEST(Schema, ValidationRejectsBadSchemas) {
 
 TEST(Schema, SerializeRoundTrip) {
   SchemaRegistry reg;
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = 12;
-  s.probe_event = KTRACK_PROBE_EV_EXIT;
-  s.name = "weird%name:x";
-  FieldDesc f;
-  f.name = "arr";
-  f.type = FieldType::X16;
-  f.offset = 8;
-  f.size = 16;
+  FieldDesc f = make_field("arr", FieldType::X16, 8, 16);
   f.enums = {{1, "one two"}, {2, "two"}};
-  s.fields = {f};
+  Schema s = probe_schema(12, "weird%name:x", {f}, KTRACK_PROBE_EV_EXIT);
   reg.add(s);
   std::string text = reg.serialize();
   SchemaRegistry back = SchemaRegistry::parse(text);
@@ -366,13 +327,9 @@ TEST(Schema, SerializeRoundTrip) {
 // their own length.
 TEST(Decoder, FuzzMutatedRecords) {
   SchemaRegistry reg;
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = 1;
-  s.name = "p";
-  s.fields = {make_field("a", FieldType::U32, 0), make_field("b", FieldType::DynString, 4, 4),
-              make_field("c", FieldType::X64, 8, 0, "a")};
-  reg.add(s);
+  reg.add(probe_schema(1, "p",
+                       {make_field("a", FieldType::U32, 0), make_field("b", FieldType::DynString, 4, 4),
+                        make_field("c", FieldType::X64, 8, 0, "a")}));
   Decoder dec(reg);
   std::vector<std::vector<uint8_t>> seeds;
   {

@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using ktrack::testing::bytes_of;
+using ktrack::testing::probe_payload;
 
 ktrack_rec_hdr hdr(uint16_t type, uint16_t cpu, uint64_t ts, uint32_t pid = 100, uint32_t tgid = 100) {
   return ktrack::testing::rec_hdr(type, cpu, ts, pid, tgid);
@@ -113,16 +114,9 @@ class TraceFile : public ::testing::Test {
     }
     std::vector<uint8_t> extra;
     append_record(extra, hdr(KTRACK_REC_MARKER, 2, t++, 100, 100), std::string_view("the end\0", 8));
-    std::string probe(offsetof(ktrack_rec_probe, data), '\0');
-    ktrack_rec_probe pr{};
-    pr.probe_id = 7;
-    pr.event = KTRACK_PROBE_EV_ENTRY;
-    pr.data_len = 4;
-    pr.ip = 0xffffffff81001010ull;
-    pr.parent_ip = 0xffffffffc0001004ull;
-    std::memcpy(probe.data(), &pr, probe.size());
     uint32_t arg = 33;
-    probe += bytes_of(arg);
+    std::string probe =
+        probe_payload(7, KTRACK_PROBE_EV_ENTRY, 0xffffffff81001010ull, 0xffffffffc0001004ull, bytes_of(arg));
     append_record(extra, hdr(KTRACK_REC_PROBE, 1, t++, 555, 555), probe);
     w.write_records(extra);
     w.finish("cpu0_written=5\n");
@@ -478,13 +472,10 @@ TEST_F(TraceFile, RawStreamFromPipe) {
 
 TEST(Format, TextAndJsonOfKnownRecords) {
   SchemaRegistry reg;
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = 7;
-  s.name = "open";
-  s.fields = {make_field("fd", FieldType::S32, 0), make_field("flags", FieldType::X32, 4),
-              make_field("name", FieldType::DynString, 8, 4), make_field("v", FieldType::U16, 12, 6)};
-  reg.add(s);
+  reg.add(ktrack::testing::probe_schema(
+      7, "open",
+      {make_field("fd", FieldType::S32, 0), make_field("flags", FieldType::X32, 4),
+       make_field("name", FieldType::DynString, 8, 4), make_field("v", FieldType::U16, 12, 6)}));
   CommTable comms;
   comms.set(100, "bash");
   Decoder dec(reg, &comms);
@@ -506,14 +497,6 @@ TEST(Format, TextAndJsonOfKnownRecords) {
             "{\"ts\":12000001234,\"cpu\":1,\"pid\":100,\"tgid\":100,\"comm\":\"bash\",\"ctx\":\"task\","
             "\"event\":\"marker\",\"type\":2,\"fields\":{\"text\":\"hi \\\"x\\\"\\n\"}}\n");
 
-  std::string probe(offsetof(ktrack_rec_probe, data), '\0');
-  ktrack_rec_probe pr{};
-  pr.probe_id = 7;
-  pr.event = KTRACK_PROBE_EV_EXIT;
-  pr.data_len = 24;
-  pr.ip = 0xffffffff81001000ull;
-  pr.parent_ip = 0xffffffffc0001004ull;
-  std::memcpy(probe.data(), &pr, probe.size());
   std::string data(24, '\0');
   int32_t fd = -2;
   uint32_t flags = 0x8001, slot = (18u << 16) | 3u;
@@ -523,7 +506,7 @@ TEST(Format, TextAndJsonOfKnownRecords) {
   std::memcpy(data.data() + 8, &slot, 4);
   std::memcpy(data.data() + 12, v, 6);
   std::memcpy(data.data() + 18, "a\x01z", 3);
-  probe += data;
+  std::string probe = probe_payload(7, KTRACK_PROBE_EV_EXIT, 0xffffffff81001000ull, 0xffffffffc0001004ull, data);
   rec.clear();
   auto h = hdr(KTRACK_REC_PROBE, 0, 5, 9, 9);
   h.flags = KTRACK_RECF_CTX_HARDIRQ;

@@ -70,21 +70,23 @@ TEST(Filter, TimeWindow) {
 
 TEST(Filter, WherePredicates) {
   auto st = sample_stream();
-  FilterSpec s;
-  s.where = "len > 10";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{1, 2}));
-  s.where = "len >= 5 && cpu == 0";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{0, 2}));
-  s.where = "len == 5 || comm == \"kworker*\"";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{0, 2, 3, 4}));
-  s.where = "name == \"sd*\"";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{2, 3, 4}));
-  s.where = "$duration > 3us";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{2, 5}));
-  s.where = "pid != 100 && func == func_b";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{1, 2, 5}));
-  s.where = "len & 0x4";
-  EXPECT_EQ(kept(st, s), (std::vector<size_t>{0, 2}));
+  const struct {
+    const char *where;
+    std::vector<size_t> kept;
+  } cases[] = {
+      {"len > 10", {1, 2}},
+      {"len >= 5 && cpu == 0", {0, 2}},
+      {"len == 5 || comm == \"kworker*\"", {0, 2, 3, 4}},
+      {"name == \"sd*\"", {2, 3, 4}},
+      {"$duration > 3us", {2, 5}},
+      {"pid != 100 && func == func_b", {1, 2, 5}},
+      {"len & 0x4", {0, 2}},
+  };
+  for (const auto &c : cases) {
+    FilterSpec s;
+    s.where = c.where;
+    EXPECT_EQ(kept(st, s), c.kept) << c.where;
+  }
 }
 
 TEST(Filter, BadInputSaysWhere) {

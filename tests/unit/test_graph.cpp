@@ -47,14 +47,15 @@ TEST(Graph, LostRecordsInTheMiddle) {
   st.exit(5000, 1, 100, kA);           // closes a (b dropped)
   st.entry(6000, 1, 100, kB).exit(6100, 1, 100, kB);
   std::string out = run(st);
-  auto ls = lines(out);
-  ASSERT_EQ(ls.size(), 6u) << out;
-  EXPECT_EQ(ls[0], "  1) bash-100             |               |  func_a() {");
-  EXPECT_EQ(ls[1], "  1) bash-100             |               |    func_b() {");
-  EXPECT_EQ(ls[2], "  1) ========== lost 1234 records on CPU 1 between 0.000002 and 0.000002 ==========");
-  EXPECT_EQ(ls[3], "  1) bash-100             |               |      } /* func_c (entry not recorded) */");
-  EXPECT_EQ(ls[4], "  1) bash-100             |      4.000 us |  } /* func_a */");
-  EXPECT_EQ(ls[5], "  1) bash-100             |      0.100 us |  func_b();");
+  EXPECT_EQ(lines(out), (std::vector<std::string>{
+                            "  1) bash-100             |               |  func_a() {",
+                            "  1) bash-100             |               |    func_b() {",
+                            "  1) ========== lost 1234 records on CPU 1 between 0.000002 and 0.000002 ==========",
+                            "  1) bash-100             |               |      } /* func_c (entry not recorded) */",
+                            "  1) bash-100             |      4.000 us |  } /* func_a */",
+                            "  1) bash-100             |      0.100 us |  func_b();",
+                        }))
+      << out;
 }
 
 TEST(Graph, ContextSwitchSeparatorAndPerTaskNesting) {

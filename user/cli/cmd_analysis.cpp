@@ -132,6 +132,22 @@ struct ReportFlags {
   bool objects = false;  // object tracker: one life per object
 };
 
+// The aggregating views (hist, profile, stack, export -F folded): every
+// sample of the selection goes to View::add, then View::print writes the
+// result.  The options get --json and the output's colours ('colored'
+// false: none, for machine formats such as folded stacks).
+template <class View, class Options>
+void aggregate(const ViewFlags &v, Options o, bool colored = true) {
+  ViewSource src(v);
+  Output out(v);
+  o.json = v.json;
+  o.colors = colored ? out.colors() : ka::Colors::off();
+  View view(o, src.names());
+  src.run([&](const ka::Sample &s) { view.add(s); });
+  view.print(out.out());
+  out.close();
+}
+
 void print_header(ktrack::TraceReader &reader, fmt::memory_buffer &buf) {
   const auto &m = reader.info().meta;
   if (reader.info().raw_stream) {
@@ -253,7 +269,6 @@ const Command hist_cmd(50, [](CLI::App &app) {
       "  ktrackctl hist trace.ktr -f count -k pid --where 'count > 0'\n"
       "  ktrackctl hist trace.ktr -f count --linear 0,65536,4096 --json");
   cmd->callback([f] {
-    ViewSource src(f->v);
     ka::HistOptions o;
     o.value = f->field;
     o.key = f->by;
@@ -270,13 +285,7 @@ const Command hist_cmd(50, [](CLI::App &app) {
       o.lin_max = b;
       o.lin_step = c;
     }
-    o.json = f->v.json;
-    Output out(f->v);
-    o.colors = out.colors();
-    ka::Hist h(o, src.names());
-    src.run([&](const ka::Sample &s) { h.add(s); });
-    h.print(out.out());
-    out.close();
+    aggregate<ka::Hist>(f->v, o);
   });
 });
 
@@ -307,7 +316,6 @@ const Command profile_cmd(51, [](CLI::App &app) {
       "  ktrackctl profile trace.ktr --sort hits -n 20\n"
       "  ktrackctl profile trace.ktr -c 'dd*' --callers --json");
   cmd->callback([f] {
-    ViewSource src(f->v);
     ka::ProfileOptions o;
     static const std::pair<const char *, ka::ProfileOptions::Sort> sorts[] = {
         {"total", ka::ProfileOptions::ByTotal}, {"hits", ka::ProfileOptions::ByHits},
@@ -317,13 +325,7 @@ const Command profile_cmd(51, [](CLI::App &app) {
       if (f->sort == n) o.sort = s;
     o.callers = f->callers;
     o.limit = f->limit;
-    o.json = f->v.json;
-    Output out(f->v);
-    o.colors = out.colors();
-    ka::Profile p(o, src.names());
-    src.run([&](const ka::Sample &s) { p.add(s); });
-    p.print(out.out());
-    out.close();
+    aggregate<ka::Profile>(f->v, o);
   });
 });
 
@@ -394,20 +396,14 @@ const Command stack_cmd(53, [](CLI::App &app) {
       "  ktrackctl stack trace.ktr --folded | flamegraph.pl > kernel.svg\n"
       "  ktrackctl stack trace.ktr -e vfs_read --per-comm --json");
   cmd->callback([f] {
-    ViewSource src(f->v);
+    if (f->folded && f->v.json)
+      throw ktrack::UsageError("--folded and --json are different formats: pick one");
     ka::StackOptions o;
     o.folded = f->folded;
     o.offsets = f->offsets;
     o.per_comm = f->per_comm;
     o.limit = f->limit;
-    o.json = f->v.json;
-    if (o.folded && o.json) throw ktrack::UsageError("--folded and --json are different formats: pick one");
-    Output out(f->v);
-    o.colors = o.folded ? ka::Colors::off() : out.colors();
-    ka::StackAgg agg(o, src.names());
-    src.run([&](const ka::Sample &s) { agg.add(s); });
-    agg.print(out.out());
-    out.close();
+    aggregate<ka::StackAgg>(f->v, o, !o.folded);
   });
 });
 
@@ -434,19 +430,17 @@ const Command export_cmd(54, [](CLI::App &app) {
       "  ktrackctl export trace.ktr -F folded -o stacks.folded\n"
       "  ktrackctl export trace.ktr -p 1234 --since 1s -d 500ms -o slice.json");
   cmd->callback([f] {
-    ViewSource src(f->v);
-    Output out(f->v);
     if (f->format == "folded") {
       ka::StackOptions o;
       o.folded = true;
-      ka::StackAgg agg(o, src.names());
-      src.run([&](const ka::Sample &s) { agg.add(s); });
-      agg.print(out.out());
-    } else {
-      ka::PerfettoExport ex(src.names(), out.out());
-      src.run([&](const ka::Sample &s) { ex.add(s); });
-      ex.finish();
+      aggregate<ka::StackAgg>(f->v, o, false);
+      return;
     }
+    ViewSource src(f->v);
+    Output out(f->v);
+    ka::PerfettoExport ex(src.names(), out.out());
+    src.run([&](const ka::Sample &s) { ex.add(s); });
+    ex.finish();
     out.close();
   });
 });

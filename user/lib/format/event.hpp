@@ -112,6 +112,10 @@ struct Schema {
   int field_index(std::string_view name) const;  // -1 when absent
 };
 
+// Shorthand: make_schema(KTRACK_REC_PROBE, "open", {make_field(...)}, 7).
+Schema make_schema(uint16_t rec_type, std::string name, std::vector<FieldDesc> fields, uint32_t probe_id = 0,
+                   uint16_t probe_event = 0);
+
 // Schemas by record type and probe id.  Pointers returned stay valid for the
 // registry's lifetime (re-registering a key replaces the schema in place,
 // so they must not be held across add() of the same key).
@@ -203,14 +207,11 @@ class CommTable {
 std::optional<std::string> proc_comm(uint32_t pid);
 
 struct Event {
-  // Header.
-  uint16_t type = 0;
-  uint16_t cpu = 0;
-  uint16_t flags = 0;
+  // Header (struct ktrack_rec_hdr).
+  uint16_t type = 0, cpu = 0, flags = 0;
   uint32_t len = 0;
   uint64_t ts = 0;
-  uint32_t pid = 0;
-  uint32_t tgid = 0;
+  uint32_t pid = 0, tgid = 0;
 
   const Schema *schema = nullptr;  // null for a record type nobody described
   std::string_view name;           // schema name, or "type_N" for unknown types

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "format/format.hpp"
 #include "format/trace_file.hpp"
@@ -53,9 +54,7 @@ bool ObjLifeBuilder::add_raw(std::span<const uint8_t> rec) {
       if (!read_payload(rec, r)) return false;
       ObjLife &l = life(r.life, r.obj);
       l.tracked = true;
-      l.track_ts = h.ts;
-      l.track_cpu = h.cpu;
-      l.track_pid = h.pid;
+      std::tie(l.track_ts, l.track_cpu, l.track_pid) = std::tuple(h.ts, h.cpu, h.pid);
       l.source = r.source;
       l.source_ip = r.ip;
       l.parent_life = r.parent_life;
@@ -66,21 +65,12 @@ bool ObjLifeBuilder::add_raw(std::span<const uint8_t> rec) {
     case KTRACK_REC_OBJ_HIT: {
       ktrack_rec_obj_hit r;
       if (!read_payload(rec, r)) return false;
-      ObjHit x;
-      x.ts = h.ts;
-      x.cpu = h.cpu;
-      x.pid = h.pid;
-      x.ip = r.ip;
-      x.parent_ip = r.parent_ip;
-      x.arg = r.arg;
-      x.hit = r.hit;
-      x.flags = r.flags;
-      x.fault_mask = r.fault_mask;
-      x.values = values_of(r.values, r.nr_values);
-      x.prev_cpu = r.prev_cpu;
-      x.prev_ts = r.prev_ts;
-      x.prev_ip = r.prev_ip;
-      life(r.life, r.obj).hits.push_back(std::move(x));
+      life(r.life, r.obj).hits.push_back({.ts = h.ts, .cpu = h.cpu, .pid = h.pid, .ip = r.ip,
+                                          .parent_ip = r.parent_ip, .arg = r.arg, .hit = r.hit,
+                                          .flags = r.flags, .fault_mask = r.fault_mask,
+                                          .values = values_of(r.values, r.nr_values),
+                                          .prev_cpu = r.prev_cpu, .prev_ts = r.prev_ts,
+                                          .prev_ip = r.prev_ip});
       break;
     }
     case KTRACK_REC_OBJ_UNTRACK: {
@@ -88,11 +78,8 @@ bool ObjLifeBuilder::add_raw(std::span<const uint8_t> rec) {
       if (!read_payload(rec, r)) return false;
       ObjLife &l = life(r.life, r.obj);
       l.ended = true;
-      l.end_ts = h.ts;
-      l.end_reason = r.reason;
-      l.end_ip = r.ip;
-      l.end_parent_ip = r.parent_ip;
-      l.end_hits = r.hits;
+      std::tie(l.end_ts, l.end_reason, l.end_ip, l.end_parent_ip, l.end_hits) =
+          std::tuple(h.ts, r.reason, r.ip, r.parent_ip, r.hits);
       break;
     }
     default:

@@ -160,22 +160,11 @@ std::vector<ProbeInfo> ProbeClient::list() const {
   std::vector<ProbeInfo> out;
   for (uint32_t i = 0; i < req.count; i++) {
     const auto &k = buf[i];
-    ProbeInfo p;
-    p.id = k.id;
-    p.kind = k.kind;
-    p.mechanism = k.mechanism;
-    p.state = k.state;
-    p.hits = k.hits;
-    p.misses = k.misses;
-    p.filtered = k.filtered;
-    p.dropped = k.dropped;
-    p.faults = k.faults;
-    p.idle = k.idle;
-    p.nr_funcs = k.nr_funcs;
-    p.arm_count = k.arm_count;
-    p.name.assign(k.name, strnlen(k.name, sizeof(k.name)));
-    p.target.assign(k.target, strnlen(k.target, sizeof(k.target)));
-    out.push_back(p);
+    out.push_back({.id = k.id, .kind = k.kind, .mechanism = k.mechanism, .state = k.state,
+                   .hits = k.hits, .misses = k.misses, .filtered = k.filtered, .dropped = k.dropped,
+                   .faults = k.faults, .idle = k.idle, .nr_funcs = k.nr_funcs, .arm_count = k.arm_count,
+                   .name = std::string(k.name, strnlen(k.name, sizeof(k.name))),
+                   .target = std::string(k.target, strnlen(k.target, sizeof(k.target)))});
   }
   return out;
 }
