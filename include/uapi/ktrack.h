@@ -739,6 +739,7 @@ struct ktrack_obj_addr {
 #define KTRACK_OBJ_END_AGE	  3	/* max_age_ns exceeded */
 #define KTRACK_OBJ_END_EXPLICIT	  4	/* OBJ_UNTRACK ioctl */
 #define KTRACK_OBJ_END_API	  5	/* ktrack_obj_untrack() */
+#define KTRACK_OBJ_END_REUSE	  6	/* address allocated again (unseen free) */
 #define KTRACK_OBJ_END_MAX	  8
 
 struct ktrack_obj_stats {

@@ -366,6 +366,8 @@ std::string obj_end_name(uint32_t reason) {
       return "explicit untrack";
     case KTRACK_OBJ_END_API:
       return "driver untrack";
+    case KTRACK_OBJ_END_REUSE:
+      return "address reused";
     default:
       return fmt::format("reason{}", reason);
   }
