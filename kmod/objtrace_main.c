@@ -86,6 +86,7 @@ static void objtrace_unconfigure(struct objtrace_state *st)
 static int objtrace_check_config(const struct ktrack_obj_config *c)
 {
 	unsigned int i;
+	size_t len;
 
 	if (c->flags & ~KTRACK_OBJF_ALL)
 		return -EINVAL;
@@ -109,7 +110,15 @@ static int objtrace_check_config(const struct ktrack_obj_config *c)
 		if (c->functions_len > KTRACK_OBJ_FUNCS_MAX)
 			return -E2BIG;
 	}
-	if (strnlen(c->destructor, sizeof(c->destructor)) == sizeof(c->destructor))
+	len = strnlen(c->destructor, sizeof(c->destructor));
+	/*
+	 * One function named exactly: it reaches ftrace_set_filter(), where
+	 * "*" would make every function a destructor.  The bytes after the
+	 * NUL are reserved (zero), as everywhere in the ABI.
+	 */
+	if (len == sizeof(c->destructor) ||
+	    memchr_inv(c->destructor + len, 0, sizeof(c->destructor) - len) ||
+	    strpbrk(c->destructor, "*?[]!"))
 		return -EINVAL;
 	if (c->destructor[0] ? c->destructor_arg >= KTRACK_OBJ_MAX_ARGS : c->destructor_arg)
 		return -EINVAL;
