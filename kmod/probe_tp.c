@@ -8,11 +8,14 @@
  * register-passed arguments: on x86-64 those are the argument registers, so
  * a tracepoint with fewer arguments leaves the extra ones as whatever the
  * registers hold (never memory we would read).  Userspace names the
- * arguments it uses.
+ * arguments it uses.  The record's ip is the struct tracepoint (the
+ * __tracepoint_NAME data symbol in kallsyms).  Kernels with kCFI refuse t
+ * probes (compat_probe.h).
  */
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include "compat_probe.h"
 #include "probe_internal.h"
 
 static notrace void kt_tp_handler(void *data, unsigned long a1, unsigned long a2,
@@ -22,7 +25,7 @@ static notrace void kt_tp_handler(void *data, unsigned long a1, unsigned long a2
 	unsigned long args[KTRACK_FETCH_MAX_ARG] = { a1, a2, a3, a4, a5, 0 };
 	struct kt_fetch_ctx ctx = { .args = args };
 
-	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, (unsigned long)p->tp, _RET_IP_);
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, (unsigned long)READ_ONCE(p->tp), _RET_IP_);
 }
 NOKPROBE_SYMBOL(kt_tp_handler);
 
@@ -44,13 +47,18 @@ static int kt_tp_arm(struct kt_probe *p)
 	struct kt_tp_find f = { .name = p->symbol };
 	int ret;
 
+	if (!KTRACK_HAVE_TP_PROBES)
+		return -EOPNOTSUPP;
 	for_each_kernel_tracepoint(kt_tp_match, &f);
 	if (!f.tp)
 		return -ENOENT;
-	ret = tracepoint_probe_register(f.tp, (void *)kt_tp_handler, p);
-	if (ret)
-		return ret == -EEXIST ? -EBUSY : ret;
+	/* Set first: the handler records it from the first hit on. */
 	p->tp = f.tp;
+	ret = tracepoint_probe_register(f.tp, (void *)kt_tp_handler, p);
+	if (ret) {
+		p->tp = NULL;
+		return ret == -EEXIST ? -EBUSY : ret;
+	}
 	return 0;
 }
 
