@@ -277,6 +277,7 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_probe_del req;
 	struct kt_probe *p, *tmp;
+	size_t len;
 	u32 usize;
 	int ret;
 
@@ -285,7 +286,9 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 		return ret;
 	if (req.__pad || req.flags & ~KTRACK_PROBE_DEL_ALL)
 		return -EINVAL;
-	if (strnlen(req.name, sizeof(req.name)) == sizeof(req.name))
+	len = strnlen(req.name, sizeof(req.name));
+	/* NUL-terminated, and the bytes after the NUL reserved (zero). */
+	if (len == sizeof(req.name) || memchr_inv(req.name + len, 0, sizeof(req.name) - len))
 		return -EINVAL;
 	if (req.flags & KTRACK_PROBE_DEL_ALL) {
 		if (req.id || req.name[0])

@@ -326,6 +326,10 @@ static bool kt_str_section_ok(const struct ktrack_probe_desc *d, u32 off, u32 le
  * Build a probe from 'desc' (kvmalloc'ed, 'size' bytes, owned by the probe
  * on success).  Returns the probe or an ERR_PTR.
  */
+/* Explicitly padded: the same size on 32-bit (compat_ptr_ioctl) callers. */
+static_assert(sizeof(struct ktrack_probe_desc) ==
+	      offsetof(struct ktrack_probe_desc, __pad2) + sizeof(__u32));
+
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 {
 	const struct ktrack_probe_desc *d = desc;
@@ -337,7 +341,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	u16 i;
 
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
-	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1)
+	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1 || d->__pad2)
 		return ERR_PTR(-EINVAL);
 	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_TRACEPOINT)
 		return ERR_PTR(-EINVAL);

@@ -529,6 +529,7 @@ struct ktrack_probe_desc {
 	__u32 spec_off;		/* the source text, NUL-terminated (display) */
 	__u32 spec_len;
 	__u32 __pad1;
+	__u32 __pad2;		/* no tail padding: 312 bytes on 32-bit too */
 };
 
 /* How a probe is attached (ktrack_probe_info.mechanism). */
