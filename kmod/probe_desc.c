@@ -64,14 +64,14 @@ static bool kt_is_string(const struct kt_fetch *f)
 }
 
 /*
- * Does the fetch read kernel memory (a dereference, a kernel string) or
- * give out a kernel address (@SYM)?  Kernel lockdown forbids that as it
- * forbids kprobes.
+ * Does the fetch read kernel memory (a dereference, a kernel string)?
+ * Kernel lockdown (confidentiality) forbids that as it forbids kprobes.
+ * An immediate alone reads nothing: it is the caller's own number (\IMM,
+ * or an address userspace already resolved); @SYM always dereferences it,
+ * and counts by that.
  */
 static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 {
-	if (f->src == KTRACK_FETCH_SRC_IMM)
-		return true;
 	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
 		return true;
 	return f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM;
