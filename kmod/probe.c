@@ -169,11 +169,35 @@ static bool kt_id_used(u32 id)
 	return false;
 }
 
-static void kt_remove(struct kt_probe *p)
+/*
+ * Take 'p' out of the registry onto 'gone' (under kt_probe_lock): disarmed,
+ * but a handler may still be running on it until kt_free_gone().
+ */
+static void kt_remove(struct kt_probe *p, struct list_head *gone)
 {
 	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
-	list_del(&p->node);
-	kt_probe_free(p);
+	list_move_tail(&p->node, gone);
+}
+
+/*
+ * Free what kt_remove() took out, after one wait for the handlers of all
+ * of them (tracepoints need one; kprobes and fprobes wait in their
+ * unregister), with kt_probe_lock not held: removing many t probes costs
+ * one grace period, and module load and unload never wait behind it.
+ */
+static void kt_free_gone(struct list_head *gone)
+{
+	struct kt_probe *p, *tmp;
+	bool sync = false;
+
+	list_for_each_entry(p, gone, node)
+		sync |= p->ops->sync_disarm != NULL;
+	if (sync)
+		kt_tp_ops.sync_disarm();
+	list_for_each_entry_safe(p, tmp, gone, node) {
+		list_del(&p->node);
+		kt_probe_free(p);
+	}
 }
 
 static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
@@ -258,11 +282,14 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	 * another thread of the session removed it meanwhile.
 	 */
 	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
+		LIST_HEAD(gone);
+
 		mutex_lock(&kt_probe_lock);
 		p = kt_find(s, req.id, NULL);
 		if (p)
-			kt_remove(p);
+			kt_remove(p, &gone);
 		mutex_unlock(&kt_probe_lock);
+		kt_free_gone(&gone);
 		return -EFAULT;
 	}
 	return 0;
@@ -277,6 +304,7 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_probe_del req;
 	struct kt_probe *p, *tmp;
+	LIST_HEAD(gone);
 	size_t len;
 	u32 usize;
 	int ret;
@@ -296,8 +324,9 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 		mutex_lock(&kt_probe_lock);
 		list_for_each_entry_safe(p, tmp, &kt_probes, node)
 			if (p->session == s)
-				kt_remove(p);
+				kt_remove(p, &gone);
 		mutex_unlock(&kt_probe_lock);
+		kt_free_gone(&gone);
 		return 0;
 	}
 	if (!req.id && !req.name[0])
@@ -305,8 +334,9 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 	mutex_lock(&kt_probe_lock);
 	p = kt_find(s, req.id, req.name);
 	if (p)
-		kt_remove(p);
+		kt_remove(p, &gone);
 	mutex_unlock(&kt_probe_lock);
+	kt_free_gone(&gone);
 	return p ? 0 : -ENOENT;
 }
 
@@ -462,12 +492,14 @@ long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user 
 void ktrack_probe_session_release(struct ktrack_session *s)
 {
 	struct kt_probe *p, *tmp;
+	LIST_HEAD(gone);
 
 	mutex_lock(&kt_probe_lock);
 	list_for_each_entry_safe(p, tmp, &kt_probes, node)
 		if (p->session == s)
-			kt_remove(p);
+			kt_remove(p, &gone);
 	mutex_unlock(&kt_probe_lock);
+	kt_free_gone(&gone);
 }
 
 /*

@@ -66,12 +66,16 @@ struct kt_probe;
 /*
  * How one kind of probe attaches (chosen once, when the probe is created;
  * see kt_probe_ops_of() in probe.c).  Every callback runs in process
- * context under kt_probe_lock.
+ * context under kt_probe_lock, except sync_disarm.
  *   arm        attach; 0 or -errno (-ENOENT: the target does not exist)
  *   disarm     detach; no handler runs on the probe once it returns
  *   missed     kernel-side misses of the current arm (NULL: none)
  *   in_module  how many armed attach points are inside 'mod': KT_IN_NONE,
  *              KT_IN_SOME or KT_IN_ALL (NULL: never any)
+ *   sync_disarm  NULL when disarm waits for running handlers itself;
+ *              else disarm does not, and this waits for every disarm done
+ *              before it (one call after many disarms; probe.c calls it
+ *              without kt_probe_lock, before freeing)
  *   gone       how many the kernel has killed under us, KT_IN_* (NULL: it
  *              never does, or we cannot tell)
  * 'mechanism' is the KTRACK_MECH_* reported to userspace; 'wait_module'
@@ -85,6 +89,7 @@ struct kt_probe_ops {
 	u64 (*missed)(struct kt_probe *p);
 	int (*in_module)(struct kt_probe *p, struct module *mod);
 	int (*gone)(struct kt_probe *p);
+	void (*sync_disarm)(void);
 };
 
 #define KT_IN_NONE	0

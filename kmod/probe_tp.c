@@ -67,9 +67,15 @@ static void kt_tp_disarm(struct kt_probe *p)
 	if (!p->tp)
 		return;
 	tracepoint_probe_unregister(p->tp, (void *)kt_tp_handler, p);
-	/* no handler may still be running when the probe is freed */
+	/*
+	 * A handler may still run (p->tp stays valid for it): probe.c calls
+	 * kt_tp_sync() once for all it removed, before freeing them.
+	 */
+}
+
+static void kt_tp_sync(void)
+{
 	tracepoint_synchronize_unregister();
-	p->tp = NULL;
 }
 
 /* core-kernel tracepoints only (no MOD:), no kernel-side miss count */
@@ -77,4 +83,5 @@ const struct kt_probe_ops kt_tp_ops = {
 	.mechanism = KTRACK_MECH_TRACEPOINT,
 	.arm = kt_tp_arm,
 	.disarm = kt_tp_disarm,
+	.sync_disarm = kt_tp_sync,
 };
