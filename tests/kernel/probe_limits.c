@@ -47,7 +47,8 @@ FIXTURE_TEARDOWN(limits)
 	pt_unload_all();
 }
 
-TEST_F(limits, max_probes_per_session)
+/* Each add runs ktrackctl to compile: more than 30 s on a loaded host. */
+TEST_F_TIMEOUT(limits, max_probes_per_session, 300)
 {
 	int other;
 
@@ -66,7 +67,7 @@ TEST_F(limits, max_probes_per_session)
 	EXPECT_EQ(-ENOSPC, pt_add(self->fd, "p:l4 ktrack_tpt_glob_four", NULL));
 }
 
-TEST_F(limits, max_tracked_objects)
+TEST_F_TIMEOUT(limits, max_tracked_objects, 300)
 {
 	struct ktrack_obj_config c;
 	int fd2;
@@ -86,7 +87,7 @@ TEST_F(limits, max_tracked_objects)
 	close(fd2);
 }
 
-TEST_F(limits, kprobe_blacklisted_function_refused_clearly)
+TEST_F_TIMEOUT(limits, kprobe_blacklisted_function_refused_clearly, 300)
 {
 	char out[4096];
 	int ret;
