@@ -86,9 +86,15 @@ void objtrace_table_destroy(struct objtrace_table *t)
 	if (!t->pool)
 		return;
 	objtrace_table_drain(t);
-	/* No handler is left: the callback chain ends within two rounds. */
-	while (READ_ONCE(t->gp_pending))
+	/*
+	 * No handler is left: the callback chain ends within two rounds.  At
+	 * least one barrier even when none looks pending: the last callback
+	 * may still be returning (into this module's text) after it cleared
+	 * gp_pending.
+	 */
+	do {
 		rcu_barrier();
+	} while (READ_ONCE(t->gp_pending));
 	kvfree(t->buckets);
 	kvfree(t->pool);
 	t->buckets = NULL;
