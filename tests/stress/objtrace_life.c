@@ -29,7 +29,7 @@
 
 #define OL_ITERS	2000		/* per CPU, times the scale */
 #define OL_MAX_HITS	2
-#define OL_BUF_PAGES	1024
+#define OL_BUF_PAGES	4096		/* 16 MiB per CPU: scale 10 writes ~10 MB per CPU */
 
 static int ol_nr_tests, ol_failed;
 
