@@ -18,6 +18,15 @@
 #define KTRACK_HAVE_FPROBE	IS_ENABLED(CONFIG_FPROBE)
 
 /*
+ * t probes register one handler with a fixed prototype for every
+ * tracepoint, whatever its TP_PROTO: under kCFI (CONFIG_CFI_CLANG) the
+ * first call through the tracepoint's typed pointer would be a CFI
+ * violation, so such kernels refuse t probes (Debian's are built with gcc,
+ * without CFI).
+ */
+#define KTRACK_HAVE_TP_PROBES	(!IS_ENABLED(CONFIG_CFI_CLANG))
+
+/*
  * fprobe handler signatures: 6.5 ("fprobe: Pass return address to the
  * handlers", and the entry handler's int return that lets it skip the exit
  * handler) changed both callbacks.  The logic is written against the new

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * objtrace_hook.c - the function-entry hook (one ftrace_ops filtered to the
- * chosen function set, on both 6.1 and 6.12), the free hooks (kfree,
- * kmem_cache_free, a named destructor) and the records they write.
+ * objtrace_hook.c - starting and ending lives, hits, the records they write,
+ * and the function-entry hook (one ftrace_ops filtered to the chosen
+ * function set, on both 6.1 and 6.12; or one per argument mask of an
+ * address-given set, objtrace_funcs.c).  The free hooks are in
+ * objtrace_free.c.
  *
  * Every handler here runs at the entry of arbitrary kernel functions: it is
  * notrace, guarded by ftrace_test_recursion_trylock(), never sleeps, never
@@ -10,10 +12,11 @@
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/trace_recursion.h>
 #include <linux/uaccess.h>
+
+#include <linux/ktime.h>
 
 #include "objtrace.h"
 #include "compat_objtrace.h"
@@ -88,7 +91,7 @@ static notrace void objtrace_end(struct objtrace_state *st, struct objtrace_obj 
 				 unsigned long addr, u64 life, u32 reason,
 				 unsigned long ip, unsigned long parent_ip)
 {
-	if (!objtrace_table_kill(&st->table, obj))
+	if (!objtrace_table_kill(&st->table, obj, life))
 		return;
 	atomic64_inc(&st->ended[reason]);
 	objtrace_emit_untrack(st, addr, life, atomic_read(&obj->hits), reason,
@@ -112,6 +115,7 @@ static notrace int __objtrace_track(struct objtrace_state *st, unsigned long add
 	u64 vals[KTRACK_OBJ_MAX_WATCH] = { 0 };
 	struct objtrace_obj *obj;
 	u64 now = ktrack_session_clock(st->sess);
+	u64 nlife;
 	char probe;
 	u8 fault;
 	int ret;
@@ -122,10 +126,30 @@ static notrace int __objtrace_track(struct objtrace_state *st, unsigned long add
 	else
 		ret = objtrace_table_insert(&st->table, addr, now,
 					    source != KTRACK_OBJ_SRC_DERIVED, &obj);
+	/*
+	 * An allocator (a return-value source, or a driver's
+	 * ktrack_obj_track()) handing out an address that is still tracked
+	 * means the old object was freed by a path no hook saw (a
+	 * SLAB_TYPESAFE_BY_RCU reuse, free_pages(), ...): end the old life
+	 * (REUSE) and start a new one, rather than let the new object's hits
+	 * continue the old life.  An argument source or a derived pointer may
+	 * name the same object again, so for them it stays a duplicate.
+	 */
+	if (ret == -EEXIST &&
+	    (source == KTRACK_OBJ_SRC_RETVAL || source == KTRACK_OBJ_SRC_API)) {
+		u64 olife;
+		struct objtrace_obj *old = objtrace_table_lookup(&st->table, addr, &olife);
+
+		if (old)
+			objtrace_end(st, old, addr, olife, KTRACK_OBJ_END_REUSE, ip, 0);
+		ret = objtrace_table_insert(&st->table, addr, now, true, &obj);
+	}
 	if (ret) {
 		atomic64_inc(&st->dropped[objtrace_drop_of_errno[-ret]]);
 		return ret;
 	}
+	/* Ours until a grace period after its end: the life cannot change. */
+	nlife = OBJTRACE_LS_LIFE(atomic64_read(&obj->ls));
 	atomic64_inc(&st->lives);
 	fault = objtrace_read_values(st, addr, vals);
 	/* Changes-only compares the first hit with the values at track time. */
@@ -135,13 +159,14 @@ static notrace int __objtrace_track(struct objtrace_state *st, unsigned long add
 	obj->last_cpu = raw_smp_processor_id();
 	obj->last_valid = 1;
 	if (life)
-		*life = obj->life;
-	objtrace_emit_track(st, addr, obj->life, source, ip, parent_life, vals, fault);
+		*life = nlife;
+	objtrace_emit_track(st, addr, nlife, source, ip, parent_life, vals, fault);
 	return 0;
 }
 
-static notrace bool __objtrace_untrack(struct objtrace_state *st, unsigned long addr,
-				      u32 reason, unsigned long ip, unsigned long parent_ip)
+/* End the life of 'addr', if tracked, from a hook that holds the guard. */
+notrace bool objtrace_untrack_hooked(struct objtrace_state *st, unsigned long addr,
+				     u32 reason, unsigned long ip, unsigned long parent_ip)
 {
 	struct objtrace_obj *obj;
 	u64 life;
@@ -186,7 +211,7 @@ notrace bool objtrace_untrack(struct objtrace_state *st, unsigned long addr, u32
 
 	preempt_disable_notrace();
 	if (objtrace_guard_enter()) {
-		ret = __objtrace_untrack(st, addr, reason, ip, parent_ip);
+		ret = objtrace_untrack_hooked(st, addr, reason, ip, parent_ip);
 		objtrace_guard_exit();
 	}
 	preempt_enable_notrace();
@@ -201,20 +226,25 @@ void objtrace_untrack_all(struct objtrace_state *st, u32 reason)
 
 	for (i = 0; i < t->capacity; i++) {
 		struct objtrace_obj *obj = &t->pool[i];
-		unsigned long key = READ_ONCE(obj->key);
+		unsigned long key;
+		s64 ls;
 
-		if (atomic_read(&obj->state) != OBJTRACE_LIVE)
-			continue;
+		/*
+		 * Read {life, state} and the key in one preempt-off section (a
+		 * grace period keeps the entry's life from changing under it),
+		 * and end only the life read here.
+		 */
 		preempt_disable();
+		ls = atomic64_read_acquire(&obj->ls);
+		key = READ_ONCE(obj->key);
 		/* Task context of an ioctl: nothing else of ours runs here. */
-		if (objtrace_guard_enter()) {
-			objtrace_end(st, obj, key, READ_ONCE(obj->life), reason, 0, 0);
+		if (OBJTRACE_LS_STATE(ls) == OBJTRACE_LIVE && objtrace_guard_enter()) {
+			objtrace_end(st, obj, key, OBJTRACE_LS_LIFE(ls), reason, 0, 0);
 			objtrace_guard_exit();
 		}
 		preempt_enable();
 	}
-	irq_work_sync(&t->reclaim);
-	objtrace_table_reclaim(t);
+	objtrace_table_drain(t);
 }
 
 static notrace void objtrace_follow(struct objtrace_state *st, struct objtrace_obj *obj,
@@ -240,12 +270,20 @@ static notrace void objtrace_hit(struct objtrace_state *st, struct objtrace_obj 
 	struct ktrack_reservation res;
 	u32 flags = 0, hit;
 	u64 now;
+	s64 age;
 	u8 fault;
 
 	hit = atomic_inc_return(&obj->hits);
 	this_cpu_inc(st->pcpu->hits);
 	now = ktrack_session_clock(st->sess);
-	if (cfg->max_age_ns && now - obj->born > cfg->max_age_ns) {
+	/*
+	 * The age is measured on one clock for all CPUs (the session clock may
+	 * be the per-CPU local_clock, which can lag on this CPU behind the one
+	 * that tracked the object), and compared signed: a hit that looks a
+	 * few ns older than its birth is young, not 2^64 ns old.
+	 */
+	age = ktime_get_mono_fast_ns() - obj->born_mono;
+	if (cfg->max_age_ns && age > 0 && (u64)age > cfg->max_age_ns) {
 		objtrace_end(st, obj, addr, life, KTRACK_OBJ_END_AGE, ip, parent_ip);
 		return;
 	}
@@ -294,38 +332,6 @@ limits:
 		objtrace_follow(st, obj, addr, life);
 	if (cfg->max_hits && hit >= cfg->max_hits)
 		objtrace_end(st, obj, addr, life, KTRACK_OBJ_END_HITS, ip, parent_ip);
-}
-
-/*
- * The start of every hook: returns at once (-1) when nothing is tracked (the
- * cost is this one load), or when ftrace's recursion lock or the tracker's
- * own guard says we are inside ourselves (counted); else the recursion bit
- * for objtrace_hook_exit().
- */
-static __always_inline int objtrace_hook_enter(struct objtrace_state *st, unsigned long ip,
-					       unsigned long parent_ip)
-{
-	int bit;
-
-	if (!atomic_read(&st->table.nr_live))
-		return -1;
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0) {
-		this_cpu_inc(st->pcpu->recursion);
-		return -1;
-	}
-	if (!objtrace_guard_enter()) {
-		this_cpu_inc(st->pcpu->recursion);
-		ftrace_test_recursion_unlock(bit);
-		return -1;
-	}
-	return bit;
-}
-
-static __always_inline void objtrace_hook_exit(int bit)
-{
-	objtrace_guard_exit();
-	ftrace_test_recursion_unlock(bit);
 }
 
 /*
@@ -379,155 +385,12 @@ static notrace void objtrace_func(unsigned long ip, unsigned long parent_ip,
 }
 
 /* Entry of a function of an address-given group: check the group's mask. */
-static notrace void objtrace_fset_func(unsigned long ip, unsigned long parent_ip,
+notrace void objtrace_fset_func(unsigned long ip, unsigned long parent_ip,
 				       struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct objtrace_fset *fs = container_of(op, struct objtrace_fset, ops);
 
 	objtrace_check_args(fs->st, fs->mask, ip, parent_ip, fregs);
-}
-
-static notrace void objtrace_free_arg(struct objtrace_state *st, unsigned int arg,
-				      u32 reason, unsigned long ip, unsigned long parent_ip,
-				      struct ftrace_regs *fregs)
-{
-	unsigned long v;
-	int bit = objtrace_hook_enter(st, ip, parent_ip);
-
-	if (bit < 0)
-		return;
-	v = ktrack_fregs_arg(fregs, arg);
-	if (objtrace_kptr(v))
-		__objtrace_untrack(st, v, reason, ip, parent_ip);
-	objtrace_hook_exit(bit);
-}
-
-static notrace void objtrace_kfree_func(unsigned long ip, unsigned long parent_ip,
-				       struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	objtrace_free_arg(container_of(op, struct objtrace_state, kfree_ops), 0,
-			  KTRACK_OBJ_END_FREE, ip, parent_ip, fregs);
-}
-
-static notrace void objtrace_cache_free_func(unsigned long ip, unsigned long parent_ip,
-					    struct ftrace_ops *op,
-					    struct ftrace_regs *fregs)
-{
-	objtrace_free_arg(container_of(op, struct objtrace_state, cache_free_ops), 1,
-			  KTRACK_OBJ_END_FREE, ip, parent_ip, fregs);
-}
-
-static notrace void objtrace_dtor_func(unsigned long ip, unsigned long parent_ip,
-				      struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	struct objtrace_state *st = container_of(op, struct objtrace_state, dtor_ops);
-
-	objtrace_free_arg(st, st->cfg.destructor_arg, KTRACK_OBJ_END_DESTRUCTOR,
-			  ip, parent_ip, fregs);
-}
-
-static int objtrace_filter_one(struct ftrace_ops *ops, const char *name)
-{
-	char buf[KTRACK_OBJ_SYM_MAX];
-	size_t len = strscpy(buf, name, sizeof(buf));
-
-	if ((ssize_t)len <= 0)
-		return -EINVAL;
-	return ftrace_set_filter(ops, buf, len, 0);
-}
-
-static int objtrace_cmp_ulong(const void *a, const void *b)
-{
-	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Validate an address-given function set (ioctl context, before anything
- * changes): zero padding, a non-empty mask within nr_args, kernel addresses,
- * no function twice, at most KTRACK_OBJ_MAX_MASKS groups.  Whether each
- * address is an ftrace location is checked by ftrace_set_filter_ips() in
- * objtrace_hooks_prepare().
- */
-int objtrace_funcs_check(const struct ktrack_obj_func *funcs, unsigned int n,
-			 unsigned int nr_args)
-{
-	u8 masks[KTRACK_OBJ_MAX_MASKS];
-	unsigned int i, j, nr_masks = 0;
-	unsigned long *addrs;
-	int ret = 0;
-
-	for (i = 0; i < n; i++) {
-		const struct ktrack_obj_func *f = &funcs[i];
-
-		if (memchr_inv(f->__pad, 0, sizeof(f->__pad)) || !f->arg_mask ||
-		    f->arg_mask >= 1U << nr_args || !objtrace_kptr(f->addr))
-			return -EINVAL;
-		for (j = 0; j < nr_masks && masks[j] != f->arg_mask; j++)
-			;
-		if (j < nr_masks)
-			continue;
-		if (nr_masks == KTRACK_OBJ_MAX_MASKS)
-			return -E2BIG;
-		masks[nr_masks++] = f->arg_mask;
-	}
-	addrs = kvmalloc_array(n, sizeof(*addrs), GFP_KERNEL);
-	if (!addrs)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		addrs[i] = funcs[i].addr;
-	sort(addrs, n, sizeof(*addrs), objtrace_cmp_ulong, NULL);
-	/*
-	 * ftrace maps a symbol address to the __fentry__ site a few bytes in
-	 * (after endbr64 with IBT), so two entries closer than
-	 * OBJTRACE_SAME_FUNC bytes name the same function; distinct functions
-	 * are at least 16 bytes apart (function alignment).
-	 */
-	for (i = 1; i < n && !ret; i++)
-		if (addrs[i] - addrs[i - 1] < OBJTRACE_SAME_FUNC)
-			ret = -EINVAL;
-	kvfree(addrs);
-	return ret;
-}
-
-/* One ftrace_ops per distinct argument mask of the address-given set. */
-static int objtrace_fsets_prepare(struct objtrace_state *st)
-{
-	const struct ktrack_obj_func *f = st->funcs;
-	unsigned int n = st->cfg.functions_len, i, g, nr = 0, cnt;
-	u8 masks[KTRACK_OBJ_MAX_MASKS];
-	unsigned long *ips;
-	int ret = 0;
-
-	for (i = 0; i < n; i++) {
-		for (g = 0; g < nr && masks[g] != f[i].arg_mask; g++)
-			;
-		if (g == nr)
-			masks[nr++] = f[i].arg_mask;
-	}
-	st->fsets = kcalloc(nr, sizeof(*st->fsets), GFP_KERNEL);
-	ips = kvmalloc_array(n, sizeof(*ips), GFP_KERNEL);
-	if (!st->fsets || !ips) {
-		kvfree(ips);
-		return -ENOMEM;
-	}
-	st->nr_fsets = nr;
-	for (g = 0; g < nr && !ret; g++) {
-		struct objtrace_fset *fs = &st->fsets[g];
-
-		fs->st = st;
-		fs->mask = masks[g];
-		fs->ops.func = objtrace_fset_func;
-		for (i = 0, cnt = 0; i < n; i++)
-			if (f[i].arg_mask == masks[g])
-				ips[cnt++] = f[i].addr;
-		/* -EINVAL when an address is not an ftrace location. */
-		ret = ftrace_set_filter_ips(&fs->ops, ips, cnt, 0, 0);
-	}
-	kvfree(ips);
-	st->nr_functions = n;
-	return ret;
 }
 
 /*
@@ -541,9 +404,8 @@ int objtrace_hooks_prepare(struct objtrace_state *st)
 	int ret;
 
 	st->ops.func = objtrace_func;
-	st->kfree_ops.func = objtrace_kfree_func;
-	st->cache_free_ops.func = objtrace_cache_free_func;
-	st->dtor_ops.func = objtrace_dtor_func;
+	/* As the free hooks: only where RCU watches (objtrace_free.c). */
+	st->ops.flags = FTRACE_OPS_FL_RCU;
 	st->nr_functions = 0;
 	if (st->cfg.flags & KTRACK_OBJF_FUNC_ADDRS) {
 		ret = objtrace_fsets_prepare(st);
@@ -561,39 +423,18 @@ int objtrace_hooks_prepare(struct objtrace_state *st)
 	}
 	if (!st->nr_functions)
 		return -EINVAL;
-	if (!(st->cfg.flags & KTRACK_OBJF_NO_FREE)) {
-		ret = objtrace_filter_one(&st->kfree_ops, "kfree");
-		if (!ret)
-			ret = objtrace_filter_one(&st->cache_free_ops, "kmem_cache_free");
-		if (ret)
-			return ret;
-	}
-	if (st->cfg.destructor[0])
-		return objtrace_filter_one(&st->dtor_ops, st->cfg.destructor);
-	return 0;
+	return objtrace_free_prepare(st);
 }
 
+/* The free hooks first: a life must not outlive a free while hits are seen. */
 int objtrace_hooks_register(struct objtrace_state *st)
 {
 	unsigned int i;
-	int ret = 0;
+	int ret;
 
-	if (!(st->cfg.flags & KTRACK_OBJF_NO_FREE)) {
-		ret = register_ftrace_function(&st->kfree_ops);
-		if (ret)
-			goto err;
-		st->kfree_reg = true;
-		ret = register_ftrace_function(&st->cache_free_ops);
-		if (ret)
-			goto err;
-		st->cache_free_reg = true;
-	}
-	if (st->cfg.destructor[0]) {
-		ret = register_ftrace_function(&st->dtor_ops);
-		if (ret)
-			goto err;
-		st->dtor_reg = true;
-	}
+	ret = objtrace_free_register(st);
+	if (ret)
+		goto err;
 	for (i = 0; i < st->nr_fsets; i++) {
 		ret = register_ftrace_function(&st->fsets[i].ops);
 		if (ret)
@@ -619,38 +460,19 @@ void objtrace_hooks_unregister(struct objtrace_state *st)
 
 	if (st->ops_reg)
 		unregister_ftrace_function(&st->ops);
+	st->ops_reg = false;
 	for (i = 0; i < st->nr_fsets; i++) {
 		if (st->fsets[i].reg)
 			unregister_ftrace_function(&st->fsets[i].ops);
 		st->fsets[i].reg = false;
 	}
-	if (st->dtor_reg)
-		unregister_ftrace_function(&st->dtor_ops);
-	if (st->cache_free_reg)
-		unregister_ftrace_function(&st->cache_free_ops);
-	if (st->kfree_reg)
-		unregister_ftrace_function(&st->kfree_ops);
-	st->ops_reg = false;
-	st->dtor_reg = false;
-	st->cache_free_reg = false;
-	st->kfree_reg = false;
+	objtrace_free_unregister(st);
 }
 
 void objtrace_hooks_free(struct objtrace_state *st)
 {
-	unsigned int i;
-
-	for (i = 0; i < st->nr_fsets; i++)
-		ftrace_free_filter(&st->fsets[i].ops);
-	kfree(st->fsets);
-	st->fsets = NULL;
-	st->nr_fsets = 0;
+	objtrace_fsets_free(st);
 	ftrace_free_filter(&st->ops);
-	ftrace_free_filter(&st->kfree_ops);
-	ftrace_free_filter(&st->cache_free_ops);
-	ftrace_free_filter(&st->dtor_ops);
 	memset(&st->ops, 0, sizeof(st->ops));
-	memset(&st->kfree_ops, 0, sizeof(st->kfree_ops));
-	memset(&st->cache_free_ops, 0, sizeof(st->cache_free_ops));
-	memset(&st->dtor_ops, 0, sizeof(st->dtor_ops));
+	objtrace_free_release(st);
 }

@@ -23,6 +23,35 @@
 #include "uapi_copy.h"
 
 /* Serializes every ioctl and the session list; never taken by a handler. */
+/*
+ * max_tracked_objects: the largest table a session may configure
+ * (ktrack_obj_config.max_objects; about 150 bytes per entry, allocated at
+ * OBJ_CONFIG), default and at most KTRACK_OBJ_MAX_OBJECTS.  A larger
+ * max_objects is refused with E2BIG.  Per session.
+ */
+static unsigned int objtrace_max_objects = KTRACK_OBJ_MAX_OBJECTS;
+
+static int objtrace_set_max_objects(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (!n || n > KTRACK_OBJ_MAX_OBJECTS)
+		return -EINVAL;
+	WRITE_ONCE(objtrace_max_objects, n);
+	return 0;
+}
+
+static const struct kernel_param_ops objtrace_max_objects_ops = {
+	.set = objtrace_set_max_objects,
+	.get = param_get_uint,
+};
+module_param_cb(max_tracked_objects, &objtrace_max_objects_ops, &objtrace_max_objects, 0644);
+MODULE_PARM_DESC(max_tracked_objects,
+		 "objects one session may track at once (1..65536, default 65536; more: E2BIG)");
+
 static DEFINE_MUTEX(objtrace_mutex);
 static LIST_HEAD(objtrace_states);
 /* Enabled states that accept ktrack_obj_track() (RCU readers). */
@@ -86,10 +115,11 @@ static void objtrace_unconfigure(struct objtrace_state *st)
 static int objtrace_check_config(const struct ktrack_obj_config *c)
 {
 	unsigned int i;
+	size_t len;
 
 	if (c->flags & ~KTRACK_OBJF_ALL)
 		return -EINVAL;
-	if (!c->max_objects || c->max_objects > KTRACK_OBJ_MAX_OBJECTS)
+	if (!c->max_objects || c->max_objects > READ_ONCE(objtrace_max_objects))
 		return -E2BIG;
 	if (!c->nr_args || c->nr_args > KTRACK_OBJ_MAX_ARGS)
 		return -EINVAL;
@@ -109,7 +139,15 @@ static int objtrace_check_config(const struct ktrack_obj_config *c)
 		if (c->functions_len > KTRACK_OBJ_FUNCS_MAX)
 			return -E2BIG;
 	}
-	if (strnlen(c->destructor, sizeof(c->destructor)) == sizeof(c->destructor))
+	len = strnlen(c->destructor, sizeof(c->destructor));
+	/*
+	 * One function named exactly: it reaches ftrace_set_filter(), where
+	 * "*" would make every function a destructor.  The bytes after the
+	 * NUL are reserved (zero), as everywhere in the ABI.
+	 */
+	if (len == sizeof(c->destructor) ||
+	    memchr_inv(c->destructor + len, 0, sizeof(c->destructor) - len) ||
+	    strpbrk(c->destructor, "*?[]!"))
 		return -EINVAL;
 	if (c->destructor[0] ? c->destructor_arg >= KTRACK_OBJ_MAX_ARGS : c->destructor_arg)
 		return -EINVAL;

@@ -58,6 +58,7 @@ NOKPROBE_SYMBOL(objtrace_entry_handler);
 int objtrace_source_check(const struct ktrack_obj_source *d)
 {
 	struct kprobe kp = { .flags = KPROBE_FLAG_DISABLED };
+	size_t len;
 	int ret;
 
 	if (d->type != KTRACK_OBJ_SRC_RETVAL && d->type != KTRACK_OBJ_SRC_ARG)
@@ -70,7 +71,10 @@ int objtrace_source_check(const struct ktrack_obj_source *d)
 		return -EINVAL;
 	if (d->deref_offset >= KTRACK_OBJ_MAX_OFFSET || d->deref_offset % sizeof(long))
 		return -EINVAL;
-	if (!d->symbol[0] || strnlen(d->symbol, sizeof(d->symbol)) == sizeof(d->symbol))
+	len = strnlen(d->symbol, sizeof(d->symbol));
+	/* The bytes after the NUL are reserved (zero). */
+	if (!len || len == sizeof(d->symbol) ||
+	    memchr_inv(d->symbol + len, 0, sizeof(d->symbol) - len))
 		return -EINVAL;
 	kp.symbol_name = d->symbol;
 	ret = register_kprobe(&kp);

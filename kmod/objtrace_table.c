@@ -6,19 +6,24 @@
  *  - lookup is lock-free and allocation-free (any context, NMI included);
  *  - insert takes a raw spinlock with interrupts off (under NMI only a
  *    trylock, and the caller counts a failure), never allocates;
- *  - ending a life is a cmpxchg of the entry state plus a push onto a
- *    lock-free list; an irq_work (or the ioctl path) unlinks dead entries
- *    and returns them to the pool.  A dead entry is invisible to lookups, so
- *    a new object at the same address starts a new life at once.
- * Entries are recycled without waiting for a grace period, so a reader may
- * follow a recycled entry into another chain: each chain ends in a nulls
- * value naming its bucket, and a reader that ends elsewhere restarts.
+ *  - ending a life is a cmpxchg of the entry's {life, state} plus a push
+ *    onto a lock-free list; an irq_work (or the ioctl path) unlinks dead
+ *    entries, and an RCU callback returns them to the pool a grace period
+ *    later.  A dead entry is invisible to lookups, so a new object at the
+ *    same address starts a new life at once (from another entry).
+ * Every reader runs with preemption disabled, so the grace period covers
+ * every handler that may still hold an unlinked entry.  A lock-free reader
+ * can still walk from an entry unlinked under it into the free list's next
+ * use in another chain: each chain ends in a nulls value naming its bucket,
+ * and a reader that ends elsewhere restarts.
  */
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/rculist.h>
 #include <linux/rculist_nulls.h>
 #include <linux/vmalloc.h>
+
+#include <linux/ktime.h>
 
 #include "objtrace.h"
 
@@ -65,6 +70,9 @@ int objtrace_table_init(struct objtrace_table *t, unsigned int capacity)
 		t->pool[i].next_free = t->free_list;
 		t->free_list = &t->pool[i];
 	}
+	t->limbo = NULL;
+	t->gp_batch = NULL;
+	t->gp_pending = false;
 	raw_spin_lock_init(&t->lock);
 	atomic_set(&t->nr_live, 0);
 	init_llist_head(&t->dead);
@@ -77,7 +85,16 @@ void objtrace_table_destroy(struct objtrace_table *t)
 {
 	if (!t->pool)
 		return;
-	irq_work_sync(&t->reclaim);
+	objtrace_table_drain(t);
+	/*
+	 * No handler is left: the callback chain ends within two rounds.  At
+	 * least one barrier even when none looks pending: the last callback
+	 * may still be returning (into this module's text) after it cleared
+	 * gp_pending.
+	 */
+	do {
+		rcu_barrier();
+	} while (READ_ONCE(t->gp_pending));
 	kvfree(t->buckets);
 	kvfree(t->pool);
 	t->buckets = NULL;
@@ -98,11 +115,14 @@ notrace struct objtrace_obj *objtrace_table_lookup(struct objtrace_table *t,
 
 restart:
 	hlist_nulls_for_each_entry_rcu(obj, n, &t->buckets[slot], node) {
+		s64 ls;
+
 		if (READ_ONCE(obj->key) != key)
 			continue;
-		if (atomic_read_acquire(&obj->state) != OBJTRACE_LIVE)
+		ls = atomic64_read_acquire(&obj->ls);
+		if (OBJTRACE_LS_STATE(ls) != OBJTRACE_LIVE)
 			continue;
-		*life = READ_ONCE(obj->life);
+		*life = OBJTRACE_LS_LIFE(ls);
 		smp_rmb();	/* life before the key re-check */
 		if (READ_ONCE(obj->key) != key)
 			continue;
@@ -146,11 +166,11 @@ notrace int objtrace_table_insert(struct objtrace_table *t, unsigned long key,
 	obj->next_free = NULL;
 	atomic_set(&obj->hits, 0);
 	obj->born = born;
+	obj->born_mono = ktime_get_mono_fast_ns();
 	obj->derived = 0;
 	obj->last_valid = 0;
-	WRITE_ONCE(obj->life, objtrace_next_life());
 	WRITE_ONCE(obj->key, key);
-	atomic_set_release(&obj->state, OBJTRACE_LIVE);
+	atomic64_set_release(&obj->ls, OBJTRACE_LS(objtrace_next_life(), OBJTRACE_LIVE));
 	/* rcu_assign_pointer inside: the entry is complete before it is seen. */
 	hlist_nulls_add_head_rcu(&obj->node, &t->buckets[objtrace_hash(t, key)]);
 	atomic_inc(&t->nr_live);
@@ -161,12 +181,14 @@ out:
 }
 
 /*
- * End the life held by 'obj'.  Any context.  Returns true for the one caller
- * that ended it (exactly one untrack record per life).
+ * End life 'life' of 'obj' (the life its lookup returned).  Any context.
+ * Returns true for the one caller that ended it (exactly one untrack record
+ * per life); false when that life has already ended.
  */
-notrace bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *obj)
+notrace bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *obj, u64 life)
 {
-	if (atomic_cmpxchg(&obj->state, OBJTRACE_LIVE, OBJTRACE_DEAD) != OBJTRACE_LIVE)
+	if (atomic64_cmpxchg(&obj->ls, OBJTRACE_LS(life, OBJTRACE_LIVE),
+			     OBJTRACE_LS(life, OBJTRACE_DEAD)) != OBJTRACE_LS(life, OBJTRACE_LIVE))
 		return false;
 	atomic_dec(&t->nr_live);
 	llist_add(&obj->dead, &t->dead);
@@ -174,12 +196,47 @@ notrace bool objtrace_table_kill(struct objtrace_table *t, struct objtrace_obj *
 	return true;
 }
 
-/* Unlink dead entries and give them back to the pool.  Not from NMI. */
+/* Push the singly linked list 'list' onto *head (under t->lock). */
+static void objtrace_splice(struct objtrace_obj **head, struct objtrace_obj *list)
+{
+	while (list) {
+		struct objtrace_obj *next = list->next_free;
+
+		list->next_free = *head;
+		*head = list;
+		list = next;
+	}
+}
+
+/*
+ * A grace period has passed since the entries of gp_batch were unlinked: no
+ * handler holds them any more.  Give them to the pool, and start the next
+ * batch if entries were unlinked meanwhile.
+ */
+static void objtrace_table_gp_done(struct rcu_head *head)
+{
+	struct objtrace_table *t = container_of(head, struct objtrace_table, rcu);
+	unsigned long flags;
+	bool again;
+
+	raw_spin_lock_irqsave(&t->lock, flags);
+	objtrace_splice(&t->free_list, t->gp_batch);
+	t->gp_batch = t->limbo;
+	t->limbo = NULL;
+	again = t->gp_batch != NULL;
+	t->gp_pending = again;
+	raw_spin_unlock_irqrestore(&t->lock, flags);
+	if (again)
+		call_rcu(&t->rcu, objtrace_table_gp_done);
+}
+
+/* Unlink dead entries; they return to the pool a grace period later.  Not from NMI. */
 void objtrace_table_reclaim(struct objtrace_table *t)
 {
 	struct llist_node *list = llist_del_all(&t->dead);
 	struct objtrace_obj *obj, *tmp;
 	unsigned long flags;
+	bool start;
 
 	if (!list)
 		return;
@@ -187,9 +244,35 @@ void objtrace_table_reclaim(struct objtrace_table *t)
 	llist_for_each_entry_safe(obj, tmp, list, dead) {
 		hlist_nulls_del_rcu(&obj->node);
 		WRITE_ONCE(obj->key, 0);
-		atomic_set(&obj->state, OBJTRACE_FREE);
-		obj->next_free = t->free_list;
-		t->free_list = obj;
+		/* Keep the life: a late kill of it must still fail. */
+		atomic64_set(&obj->ls, OBJTRACE_LS(OBJTRACE_LS_LIFE(atomic64_read(&obj->ls)),
+						   OBJTRACE_FREE));
+		obj->next_free = t->limbo;
+		t->limbo = obj;
+	}
+	start = !t->gp_pending;
+	if (start) {
+		t->gp_batch = t->limbo;
+		t->limbo = NULL;
+		t->gp_pending = true;
 	}
 	raw_spin_unlock_irqrestore(&t->lock, flags);
+	if (start)
+		call_rcu(&t->rcu, objtrace_table_gp_done);
+}
+
+/*
+ * Sleepable context: unlink what is dead and wait until the entries are
+ * back in the pool.  The RCU callback re-queues itself while entries keep
+ * dying, so wait a bounded number of rounds when handlers are still
+ * running; with no handler left (teardown) the second round is the last.
+ */
+void objtrace_table_drain(struct objtrace_table *t)
+{
+	int rounds;
+
+	irq_work_sync(&t->reclaim);
+	objtrace_table_reclaim(t);
+	for (rounds = 0; rounds < 4 && READ_ONCE(t->gp_pending); rounds++)
+		rcu_barrier();
 }

@@ -15,6 +15,7 @@
 
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/security.h>
 #include <linux/slab.h>
@@ -24,7 +25,35 @@
 #include "probe_internal.h"
 #include "uapi_copy.h"
 
-#define KT_MAX_PROBES_PER_SESSION 256
+/*
+ * max_probes: probes per session (a session's probes, armed or pending,
+ * each with its description and attach points), default 256, at most
+ * KT_MAX_PROBES_LIMIT.  One more is refused with ENOSPC.  Per session, like
+ * the other per-session limits, so that one tool cannot starve another;
+ * sessions themselves are counted elsewhere.
+ */
+#define KT_MAX_PROBES_LIMIT 4096
+static unsigned int kt_max_probes = 256;
+
+static int kt_set_max_probes(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (!n || n > KT_MAX_PROBES_LIMIT)
+		return -EINVAL;
+	WRITE_ONCE(kt_max_probes, n);
+	return 0;
+}
+
+static const struct kernel_param_ops kt_max_probes_ops = {
+	.set = kt_set_max_probes,
+	.get = param_get_uint,
+};
+module_param_cb(max_probes, &kt_max_probes_ops, &kt_max_probes, 0644);
+MODULE_PARM_DESC(max_probes, "probes per session (1..4096, default 256; more: ENOSPC)");
 
 static DEFINE_MUTEX(kt_probe_lock);
 static LIST_HEAD(kt_probes);
@@ -32,8 +61,10 @@ static u32 kt_next_id;
 
 u64 ktrack_probe_features(void)
 {
-	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_TRACEPOINT |
-		KTRACK_FEAT_PROBE_IDLE;
+	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_PROBE_IDLE;
+
+	if (KTRACK_HAVE_TP_PROBES)
+		f |= KTRACK_FEAT_TRACEPOINT;
 
 	if (KTRACK_HAVE_FPROBE)
 		f |= KTRACK_FEAT_FPROBE;
@@ -128,11 +159,45 @@ static struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *na
 	return NULL;
 }
 
-static void kt_remove(struct kt_probe *p)
+static bool kt_id_used(u32 id)
+{
+	struct kt_probe *p;
+
+	list_for_each_entry(p, &kt_probes, node)
+		if (p->id == id)
+			return true;
+	return false;
+}
+
+/*
+ * Take 'p' out of the registry onto 'gone' (under kt_probe_lock): disarmed,
+ * but a handler may still be running on it until kt_free_gone().
+ */
+static void kt_remove(struct kt_probe *p, struct list_head *gone)
 {
 	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
-	list_del(&p->node);
-	kt_probe_free(p);
+	list_move_tail(&p->node, gone);
+}
+
+/*
+ * Free what kt_remove() took out, after one wait for the handlers of all
+ * of them (tracepoints need one; kprobes and fprobes wait in their
+ * unregister), with kt_probe_lock not held: removing many t probes costs
+ * one grace period, and module load and unload never wait behind it.
+ */
+static void kt_free_gone(struct list_head *gone)
+{
+	struct kt_probe *p, *tmp;
+	bool sync = false;
+
+	list_for_each_entry(p, gone, node)
+		sync |= p->ops->sync_disarm != NULL;
+	if (sync)
+		kt_tp_ops.sync_disarm();
+	list_for_each_entry_safe(p, tmp, gone, node) {
+		list_del(&p->node);
+		kt_probe_free(p);
+	}
 }
 
 static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
@@ -191,11 +256,14 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		}
 		n++;
 	}
-	if (n >= KT_MAX_PROBES_PER_SESSION) {
+	if (n >= READ_ONCE(kt_max_probes)) {
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	p->id = ++kt_next_id;
+	/* Never 0 (an id the API cannot name), never one still in use. */
+	do {
+		p->id = ++kt_next_id;
+	} while (!p->id || kt_id_used(p->id));
 	p->state = KTRACK_PROBE_ST_PENDING;
 	ret = kt_arm(p);
 	/* MOD:SYM on a module that is not loaded: wait for it */
@@ -214,11 +282,14 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	 * another thread of the session removed it meanwhile.
 	 */
 	if (copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req)))) {
+		LIST_HEAD(gone);
+
 		mutex_lock(&kt_probe_lock);
 		p = kt_find(s, req.id, NULL);
 		if (p)
-			kt_remove(p);
+			kt_remove(p, &gone);
 		mutex_unlock(&kt_probe_lock);
+		kt_free_gone(&gone);
 		return -EFAULT;
 	}
 	return 0;
@@ -233,6 +304,8 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_probe_del req;
 	struct kt_probe *p, *tmp;
+	LIST_HEAD(gone);
+	size_t len;
 	u32 usize;
 	int ret;
 
@@ -241,7 +314,9 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 		return ret;
 	if (req.__pad || req.flags & ~KTRACK_PROBE_DEL_ALL)
 		return -EINVAL;
-	if (strnlen(req.name, sizeof(req.name)) == sizeof(req.name))
+	len = strnlen(req.name, sizeof(req.name));
+	/* NUL-terminated, and the bytes after the NUL reserved (zero). */
+	if (len == sizeof(req.name) || memchr_inv(req.name + len, 0, sizeof(req.name) - len))
 		return -EINVAL;
 	if (req.flags & KTRACK_PROBE_DEL_ALL) {
 		if (req.id || req.name[0])
@@ -249,8 +324,9 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 		mutex_lock(&kt_probe_lock);
 		list_for_each_entry_safe(p, tmp, &kt_probes, node)
 			if (p->session == s)
-				kt_remove(p);
+				kt_remove(p, &gone);
 		mutex_unlock(&kt_probe_lock);
+		kt_free_gone(&gone);
 		return 0;
 	}
 	if (!req.id && !req.name[0])
@@ -258,8 +334,9 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 	mutex_lock(&kt_probe_lock);
 	p = kt_find(s, req.id, req.name);
 	if (p)
-		kt_remove(p);
+		kt_remove(p, &gone);
 	mutex_unlock(&kt_probe_lock);
+	kt_free_gone(&gone);
 	return p ? 0 : -ENOENT;
 }
 
@@ -325,8 +402,8 @@ static long kt_ioctl_list(struct ktrack_session *s, void __user *arg)
 		esize = req.entry_size ?: sizeof(*buf);
 	if (esize < KTRACK_PROBE_INFO_SIZE_V1 || esize > PAGE_SIZE || esize % 8)
 		return -EINVAL;
-	if (req.count > KT_MAX_PROBES_PER_SESSION)
-		req.count = KT_MAX_PROBES_PER_SESSION;
+	if (req.count > KT_MAX_PROBES_LIMIT)
+		req.count = KT_MAX_PROBES_LIMIT;
 	if (req.count) {
 		if (!req.entries_ptr)
 			return -EFAULT;
@@ -415,12 +492,14 @@ long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user 
 void ktrack_probe_session_release(struct ktrack_session *s)
 {
 	struct kt_probe *p, *tmp;
+	LIST_HEAD(gone);
 
 	mutex_lock(&kt_probe_lock);
 	list_for_each_entry_safe(p, tmp, &kt_probes, node)
 		if (p->session == s)
-			kt_remove(p);
+			kt_remove(p, &gone);
 	mutex_unlock(&kt_probe_lock);
+	kt_free_gone(&gone);
 }
 
 /*
@@ -439,14 +518,75 @@ u32 ktrack_probe_count(struct ktrack_session *s)
 	return n;
 }
 
-/* Does probe 'p' live in module 'mod' (by name, or by an attach address)? */
-static bool kt_in_module(struct kt_probe *p, struct module *mod)
+/*
+ * How much of probe 'p' lives in module 'mod' (KT_IN_*): all of it when
+ * named MOD:SYM, else by its attach addresses.
+ */
+static int kt_in_module(struct kt_probe *p, struct module *mod)
 {
 	if (p->module[0])
-		return !strcmp(p->module, mod->name);
+		return strcmp(p->module, mod->name) ? KT_IN_NONE : KT_IN_ALL;
 	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->in_module)
-		return false;
+		return KT_IN_NONE;
 	return p->ops->in_module(p, mod);
+}
+
+/*
+ * COMING: arm the probes waiting for this module (by MOD:SYM, or by
+ * symbol after their module went), and re-arm an f probe some of whose
+ * attach points the kprobes core killed when their module went: arming
+ * again finds the functions of the module that is back.  A probe given by
+ * address is never re-armed: the module's text is elsewhere now, and the
+ * old address may be anything.
+ */
+static void kt_module_coming(struct kt_probe *p, struct module *mod)
+{
+	if (p->state == KTRACK_PROBE_ST_ARMED) {
+		if (!p->ops->gone || p->ops->gone(p) == KT_IN_NONE)
+			return;
+		kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+	} else {
+		if (strcmp(p->module, mod->name) && strcmp(p->gone_module, mod->name))
+			return;
+		if (!p->symbol[0] && p->kind != KTRACK_PROBE_FUNCS)
+			return;
+	}
+	if (kt_arm(p))
+		pr_warn("probe %s: cannot arm in module %s\n", p->name, mod->name);
+}
+
+/*
+ * GOING: disarm what lives only in this module.  An f probe with attach
+ * points elsewhere stays armed: the kprobes core (or ftrace, for fprobe)
+ * drops only the going module's points, so the other functions keep
+ * their events.
+ */
+static void kt_module_going(struct kt_probe *p, struct module *mod)
+{
+	int in;
+
+	if (p->state != KTRACK_PROBE_ST_ARMED)
+		return;
+	in = kt_in_module(p, mod);
+	if (in == KT_IN_NONE || (in == KT_IN_SOME && p->kind == KTRACK_PROBE_FUNCS))
+		return;
+	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+	strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
+}
+
+/*
+ * LIVE: the module's init text is freed, and the kprobes core has killed
+ * the kprobes in it (its notifier runs before ours).  A probe left with no
+ * live attach point is disarmed rather than reported ARMED; a MOD:SYM one
+ * is armed again when its module next comes.
+ */
+static void kt_module_live(struct kt_probe *p, struct module *mod)
+{
+	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->gone ||
+	    p->ops->gone(p) != KT_IN_ALL)
+		return;
+	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+	strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
 }
 
 static int kt_module_notify(struct notifier_block *nb, unsigned long action, void *data)
@@ -454,21 +594,17 @@ static int kt_module_notify(struct notifier_block *nb, unsigned long action, voi
 	struct module *mod = data;
 	struct kt_probe *p;
 
-	if (action != MODULE_STATE_COMING && action != MODULE_STATE_GOING)
+	if (action != MODULE_STATE_COMING && action != MODULE_STATE_GOING &&
+	    action != MODULE_STATE_LIVE)
 		return NOTIFY_DONE;
 	mutex_lock(&kt_probe_lock);
 	list_for_each_entry(p, &kt_probes, node) {
-		if (action == MODULE_STATE_COMING) {
-			if (p->state == KTRACK_PROBE_ST_ARMED)
-				continue;
-			if (strcmp(p->module, mod->name) && strcmp(p->gone_module, mod->name))
-				continue;
-			if (kt_arm(p))
-				pr_warn("probe %s: cannot arm in module %s\n", p->name, mod->name);
-		} else if (p->state == KTRACK_PROBE_ST_ARMED && kt_in_module(p, mod)) {
-			kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
-			strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
-		}
+		if (action == MODULE_STATE_COMING)
+			kt_module_coming(p, mod);
+		else if (action == MODULE_STATE_GOING)
+			kt_module_going(p, mod);
+		else
+			kt_module_live(p, mod);
 	}
 	mutex_unlock(&kt_probe_lock);
 	return NOTIFY_DONE;

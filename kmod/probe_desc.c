@@ -64,14 +64,14 @@ static bool kt_is_string(const struct kt_fetch *f)
 }
 
 /*
- * Does the fetch read kernel memory (a dereference, a kernel string) or
- * give out a kernel address (@SYM)?  Kernel lockdown forbids that as it
- * forbids kprobes.
+ * Does the fetch read kernel memory (a dereference, a kernel string)?
+ * Kernel lockdown (confidentiality) forbids that as it forbids kprobes.
+ * An immediate alone reads nothing: it is the caller's own number (\IMM,
+ * or an address userspace already resolved); @SYM always dereferences it,
+ * and counts by that.
  */
 static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 {
-	if (f->src == KTRACK_FETCH_SRC_IMM)
-		return true;
 	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
 		return true;
 	return f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM;
@@ -326,6 +326,10 @@ static bool kt_str_section_ok(const struct ktrack_probe_desc *d, u32 off, u32 le
  * Build a probe from 'desc' (kvmalloc'ed, 'size' bytes, owned by the probe
  * on success).  Returns the probe or an ERR_PTR.
  */
+/* Explicitly padded: the same size on 32-bit (compat_ptr_ioctl) callers. */
+static_assert(sizeof(struct ktrack_probe_desc) ==
+	      offsetof(struct ktrack_probe_desc, __pad2) + sizeof(__u32));
+
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 {
 	const struct ktrack_probe_desc *d = desc;
@@ -337,7 +341,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	u16 i;
 
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
-	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1)
+	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1 || d->__pad2)
 		return ERR_PTR(-EINVAL);
 	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_TRACEPOINT)
 		return ERR_PTR(-EINVAL);

@@ -66,11 +66,18 @@ struct kt_probe;
 /*
  * How one kind of probe attaches (chosen once, when the probe is created;
  * see kt_probe_ops_of() in probe.c).  Every callback runs in process
- * context under kt_probe_lock.
+ * context under kt_probe_lock, except sync_disarm.
  *   arm        attach; 0 or -errno (-ENOENT: the target does not exist)
  *   disarm     detach; no handler runs on the probe once it returns
  *   missed     kernel-side misses of the current arm (NULL: none)
- *   in_module  is an armed attach point inside 'mod' (NULL: never)?
+ *   in_module  how many armed attach points are inside 'mod': KT_IN_NONE,
+ *              KT_IN_SOME or KT_IN_ALL (NULL: never any)
+ *   sync_disarm  NULL when disarm waits for running handlers itself;
+ *              else disarm does not, and this waits for every disarm done
+ *              before it (one call after many disarms; probe.c calls it
+ *              without kt_probe_lock, before freeing)
+ *   gone       how many the kernel has killed under us, KT_IN_* (NULL: it
+ *              never does, or we cannot tell)
  * 'mechanism' is the KTRACK_MECH_* reported to userspace; 'wait_module'
  * says a MOD:SYM target whose module is not loaded yet stays pending.
  */
@@ -80,8 +87,14 @@ struct kt_probe_ops {
 	int (*arm)(struct kt_probe *p);
 	void (*disarm)(struct kt_probe *p);
 	u64 (*missed)(struct kt_probe *p);
-	bool (*in_module)(struct kt_probe *p, struct module *mod);
+	int (*in_module)(struct kt_probe *p, struct module *mod);
+	int (*gone)(struct kt_probe *p);
+	void (*sync_disarm)(void);
 };
+
+#define KT_IN_NONE	0
+#define KT_IN_SOME	1
+#define KT_IN_ALL	2
 
 /* probe_kprobe.c: p, r, and f where the kernel has no fprobe */
 extern const struct kt_probe_ops kt_kprobe_ops;

@@ -186,18 +186,38 @@ static u64 kt_kprobe_missed(struct kt_probe *p)
 	return n;
 }
 
-/* Is an attach point inside 'mod' (a probe given by address, say)? */
-static bool kt_kprobe_in_module(struct kt_probe *p, struct module *mod)
+/* The registered kprobe of attach point i (entry kprobe or kretprobe's). */
+static struct kprobe *kt_kprobe_at(struct kt_probe *p, u32 i)
 {
-	u32 i;
+	return i < p->nr_kps ? p->kps[i] : &p->rps[i - p->nr_kps]->kp;
+}
 
-	for (i = 0; i < p->nr_kps; i++)
-		if (within_module((unsigned long)p->kps[i]->addr, mod))
-			return true;
-	for (i = 0; i < p->nr_rps; i++)
-		if (within_module((unsigned long)p->rps[i]->kp.addr, mod))
-			return true;
-	return false;
+/*
+ * How many attach points are inside 'mod' (KT_IN_NONE, _SOME or _ALL)?  A
+ * probe given by address, say, or an f probe with some of its functions
+ * there.
+ */
+static int kt_kprobe_in_module(struct kt_probe *p, struct module *mod)
+{
+	u32 i, n = p->nr_kps + p->nr_rps, in = 0;
+
+	for (i = 0; i < n; i++)
+		in += within_module((unsigned long)kt_kprobe_at(p, i)->addr, mod);
+	return !in ? KT_IN_NONE : in == n ? KT_IN_ALL : KT_IN_SOME;
+}
+
+/*
+ * How many attach points has the kprobes core killed (KT_IN_*)?  It kills
+ * those in a going module's text, and those in a module's init text when
+ * the module goes LIVE.
+ */
+static int kt_kprobe_gone(struct kt_probe *p)
+{
+	u32 i, n = p->nr_kps + p->nr_rps, gone = 0;
+
+	for (i = 0; i < n; i++)
+		gone += !!kprobe_gone(kt_kprobe_at(p, i));
+	return !gone ? KT_IN_NONE : gone == n ? KT_IN_ALL : KT_IN_SOME;
 }
 
 const struct kt_probe_ops kt_kprobe_ops = {
@@ -207,6 +227,7 @@ const struct kt_probe_ops kt_kprobe_ops = {
 	.disarm = kt_kprobe_disarm,
 	.missed = kt_kprobe_missed,
 	.in_module = kt_kprobe_in_module,
+	.gone = kt_kprobe_gone,
 };
 
 const struct kt_probe_ops kt_kretprobe_ops = {
@@ -216,6 +237,7 @@ const struct kt_probe_ops kt_kretprobe_ops = {
 	.disarm = kt_kprobe_disarm,
 	.missed = kt_kprobe_missed,
 	.in_module = kt_kprobe_in_module,
+	.gone = kt_kprobe_gone,
 };
 
 /* f probes without fprobe: kprobes on the ftrace call sites + kretprobes */
@@ -225,4 +247,5 @@ const struct kt_probe_ops kt_kprobe_funcs_ops = {
 	.disarm = kt_kprobe_disarm,
 	.missed = kt_kprobe_missed,
 	.in_module = kt_kprobe_in_module,
+	.gone = kt_kprobe_gone,
 };

@@ -8,11 +8,14 @@
  * register-passed arguments: on x86-64 those are the argument registers, so
  * a tracepoint with fewer arguments leaves the extra ones as whatever the
  * registers hold (never memory we would read).  Userspace names the
- * arguments it uses.
+ * arguments it uses.  The record's ip is the struct tracepoint (the
+ * __tracepoint_NAME data symbol in kallsyms).  Kernels with kCFI refuse t
+ * probes (compat_probe.h).
  */
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include "compat_probe.h"
 #include "probe_internal.h"
 
 static notrace void kt_tp_handler(void *data, unsigned long a1, unsigned long a2,
@@ -22,7 +25,7 @@ static notrace void kt_tp_handler(void *data, unsigned long a1, unsigned long a2
 	unsigned long args[KTRACK_FETCH_MAX_ARG] = { a1, a2, a3, a4, a5, 0 };
 	struct kt_fetch_ctx ctx = { .args = args };
 
-	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, (unsigned long)p->tp, _RET_IP_);
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, (unsigned long)READ_ONCE(p->tp), _RET_IP_);
 }
 NOKPROBE_SYMBOL(kt_tp_handler);
 
@@ -44,13 +47,18 @@ static int kt_tp_arm(struct kt_probe *p)
 	struct kt_tp_find f = { .name = p->symbol };
 	int ret;
 
+	if (!KTRACK_HAVE_TP_PROBES)
+		return -EOPNOTSUPP;
 	for_each_kernel_tracepoint(kt_tp_match, &f);
 	if (!f.tp)
 		return -ENOENT;
-	ret = tracepoint_probe_register(f.tp, (void *)kt_tp_handler, p);
-	if (ret)
-		return ret == -EEXIST ? -EBUSY : ret;
+	/* Set first: the handler records it from the first hit on. */
 	p->tp = f.tp;
+	ret = tracepoint_probe_register(f.tp, (void *)kt_tp_handler, p);
+	if (ret) {
+		p->tp = NULL;
+		return ret == -EEXIST ? -EBUSY : ret;
+	}
 	return 0;
 }
 
@@ -59,9 +67,15 @@ static void kt_tp_disarm(struct kt_probe *p)
 	if (!p->tp)
 		return;
 	tracepoint_probe_unregister(p->tp, (void *)kt_tp_handler, p);
-	/* no handler may still be running when the probe is freed */
+	/*
+	 * A handler may still run (p->tp stays valid for it): probe.c calls
+	 * kt_tp_sync() once for all it removed, before freeing them.
+	 */
+}
+
+static void kt_tp_sync(void)
+{
 	tracepoint_synchronize_unregister();
-	p->tp = NULL;
 }
 
 /* core-kernel tracepoints only (no MOD:), no kernel-side miss count */
@@ -69,4 +83,5 @@ const struct kt_probe_ops kt_tp_ops = {
 	.mechanism = KTRACK_MECH_TRACEPOINT,
 	.arm = kt_tp_arm,
 	.disarm = kt_tp_disarm,
+	.sync_disarm = kt_tp_sync,
 };

@@ -360,6 +360,7 @@ struct ktrack_probe_desc {
 	__u32 spec_off;		/* the source text, NUL-terminated (display) */
 	__u32 spec_len;
 	__u32 __pad1;
+	__u32 __pad2;		/* no tail padding: 312 bytes on 32-bit too */
 };
 
 /* How a probe is attached (ktrack_probe_info.mechanism). */
@@ -525,6 +526,7 @@ struct ktrack_obj_addr {
 #define KTRACK_OBJ_END_AGE	  3	/* max_age_ns exceeded */
 #define KTRACK_OBJ_END_EXPLICIT	  4	/* OBJ_UNTRACK ioctl */
 #define KTRACK_OBJ_END_API	  5	/* ktrack_obj_untrack() */
+#define KTRACK_OBJ_END_REUSE	  6	/* address allocated again (unseen free) */
 #define KTRACK_OBJ_END_MAX	  8
 struct ktrack_obj_stats {
 	__u32 size;

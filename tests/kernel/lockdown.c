@@ -7,8 +7,18 @@
  * A plain t probe (raw arguments only) stays allowed, as tracefs's raw
  * events are not (those are refused wholesale by LOCKDOWN_TRACEFS).
  *
+ * Under lockdown=integrity all of it stays allowed, as the kernel's own
+ * kprobe_events are (LOCKDOWN_KPROBES is a confidentiality reason).
+ *
+ * What was armed before lockdown was raised keeps running, as with the
+ * kernel's own tracers: trace_kprobe.c checks LOCKDOWN_KPROBES when it
+ * registers a kprobe (at creation and when a module comes back), never
+ * at a hit, and lockdown does not remove existing kprobe events.  ktrack
+ * checks at every arm (ADD, and re-arm by the module notifier) likewise.
+ * An immediate (\IMM) reads no kernel memory and stays allowed.
+ *
  * Runs only in a guest started with 'tests/vm/run --lockdown
- * confidentiality' (else SKIP): it loads the modules first (lockdown
+ * confidentiality|integrity' (else SKIP): it loads the modules first (lockdown
  * refuses unsigned modules), then raises /sys/kernel/security/lockdown,
  * which cannot be lowered again.
  */
@@ -58,7 +68,8 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 	struct ktrack_obj_config cfg, c;
 	struct ktrack_obj_addr a = { .size = sizeof(a) };
 	struct ktrack_obj_stats st;
-	int fd;
+	struct ktrack_probe_info info = { 0 };
+	int fd, pre, conf;
 
 	if (!level)
 		SKIP(return, "needs a guest from 'tests/vm/run --lockdown confidentiality'");
@@ -73,7 +84,31 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 	/* any kernel address would do: its watched fields would go into records */
 	a.addr = ot_kallsyms("ktrack_test_obj_alloc");
 	ASSERT_NE(0, a.addr);
+	/* armed before lockdown: keeps firing after it, like a kprobe event */
+	pre = pt_add(fd, "p:pre ktrack_tpt_add a=$arg1:s32", NULL);
+	ASSERT_LT(0, pre);
+	conf = !strcmp(level, "confidentiality");
+	ASSERT_TRUE(conf || !strcmp(level, "integrity")) TH_LOG("level '%s'", level);
 	ASSERT_EQ(0, ld_raise(level));
+	ASSERT_EQ(0, pt_cmd("call 2", 0));
+	ASSERT_EQ(0, pt_info(fd, pre, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	EXPECT_EQ(2, info.hits);
+	/* an immediate reads no kernel memory */
+	EXPECT_LT(0, pt_add(fd, "t:im sched/sched_process_fork k=\\42:u64", NULL));
+
+	if (!conf) {
+		/* integrity: kprobes and kernel reads stay allowed */
+		EXPECT_LT(0, pt_add(fd, "p:lp ktrack_tpt_add", NULL));
+		EXPECT_LT(0, pt_add(fd, "t:ld sched/sched_process_fork v=+0($arg1):u64", NULL));
+		EXPECT_EQ(0, ot_add_source(fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
+		EXPECT_EQ(0, ot_ioctl(fd, KTRACK_IOC_OBJ_ENABLE, NULL));
+		EXPECT_EQ(0, ot_ioctl(fd, KTRACK_IOC_OBJ_DISABLE, NULL));
+		close(fd);
+		kt_rmmod(OT_TESTMOD);
+		pt_unload_all();
+		return;
+	}
 
 	/* refused before this fix already: kprobe-based probes */
 	EXPECT_EQ(-EPERM, pt_add(fd, "p:lp ktrack_tpt_add", NULL));

@@ -101,6 +101,10 @@ TEST_F(bad, config_rejected_and_nothing_changes)
 	BAD(strcpy(c.destructor, "kfree"); c.destructor_arg = 6, -EINVAL);
 	BAD(c.destructor_arg = 1, -EINVAL);		/* no destructor */
 	BAD(memset(c.destructor, 'a', sizeof(c.destructor)), -EINVAL);	/* no NUL */
+	/* One function, exactly: "*" would make every function a destructor. */
+	BAD(strcpy(c.destructor, "*"), -EINVAL);
+	BAD(strcpy(c.destructor, "kfre?"), -EINVAL);
+	BAD(strcpy(c.destructor, "kfree"); c.destructor[sizeof(c.destructor) - 1] = 'x', -EINVAL);
 	BAD(c.flags = KTRACK_OBJF_DERIVE; c.derive_offset = 3, -EINVAL);	/* misaligned */
 	BAD(c.derive_offset = 8, -EINVAL);		/* without the flag */
 	BAD(c.size = 8, -EINVAL);			/* truncated struct */
@@ -209,6 +213,10 @@ TEST_F(bad, sources_rejected_and_nothing_changes)
 	s.type = KTRACK_OBJ_SRC_ARG;
 	memset(s.symbol, 'x', sizeof(s.symbol));		/* no NUL */
 	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));
+	snprintf(s.symbol, sizeof(s.symbol), "ktrack_test_obj_step1");
+	s.arg = 0;						/* junk after the NUL */
+	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));
+	memset(s.symbol, 0, sizeof(s.symbol));
 	snprintf(s.symbol, sizeof(s.symbol), "ktrack_test_obj_step1");
 	s.deref_offset = 8;					/* offset without DEREF */
 	EXPECT_EQ(-EINVAL, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s));

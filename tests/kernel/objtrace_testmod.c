@@ -134,6 +134,74 @@ TEST_F(testmod, kprobe_arg_source_and_destructor)
 	EXPECT_EQ(0, st.nr_tracked);
 }
 
+/*
+ * kmem_cache_free_bulk() (where kfree_bulk() and kfree_rcu()'s batches end)
+ * ends the life, so the same address allocated again is a new life, not a
+ * duplicate whose hits would continue the old one.
+ */
+TEST_F(testmod, bulk_free_ends_life)
+{
+	struct ktrack_obj_stats st;
+	int i;
+
+	ot_setup(_metadata, self->fd, 0, 0);
+	ASSERT_EQ(0, ot_param_write("bulk", "1"));
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_DISABLE, NULL));
+	ASSERT_EQ(0, ot_stats(self->fd, &st));
+	ASSERT_EQ(ot_param_read("addr1"), ot_param_read("addr2"));
+	EXPECT_EQ(2, st.lives);
+	EXPECT_EQ(3, st.hits);		/* step1; step1 + ktrack_test_obj_free */
+	EXPECT_EQ(2, st.ended[KTRACK_OBJ_END_FREE]);
+	EXPECT_EQ(0, st.nr_tracked);
+	for (i = 0; i < KTRACK_OBJ_DROP_MAX; i++)
+		EXPECT_EQ(0, st.dropped[i]) TH_LOG("dropped[%d]", i);
+}
+
+TEST_F(testmod, vfree_ends_life)
+{
+	struct ktrack_obj_config c;
+	struct ktrack_obj_stats st;
+
+	ot_default_config(&c, OT_FUNCS);
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_CONFIG, &c));
+	ASSERT_EQ(0, ot_add_source(self->fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_valloc", 0));
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_ENABLE, NULL));
+	ASSERT_EQ(0, ot_param_write("vrun", "1"));
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_DISABLE, NULL));
+	ASSERT_EQ(0, ot_stats(self->fd, &st));
+	EXPECT_EQ(1, st.lives);
+	EXPECT_EQ(1, st.hits);		/* step1 */
+	EXPECT_EQ(1, st.ended[KTRACK_OBJ_END_FREE]);
+	EXPECT_EQ(0, st.nr_tracked);
+}
+
+/*
+ * A free no hook sees (here: free hooks off) followed by the allocator
+ * handing the address out again: the old life ends (REUSE) and the new
+ * object gets its own life; its hits do not continue the old one.
+ */
+TEST_F(testmod, reused_address_ends_old_life)
+{
+	struct ktrack_obj_stats st;
+	uint64_t life1, life2, hits;
+
+	ot_setup(_metadata, self->fd, KTRACK_OBJF_NO_FREE, 0);
+	ASSERT_EQ(0, ot_param_write("run", "1"));
+	ASSERT_EQ(ot_param_read("addr1"), ot_param_read("addr2"));
+	ASSERT_EQ(0, ot_stats(self->fd, &st));
+	EXPECT_EQ(2, st.lives);
+	EXPECT_EQ(1, st.ended[KTRACK_OBJ_END_REUSE]);
+	EXPECT_EQ(0, st.dropped[KTRACK_OBJ_DROP_DUP]);
+	EXPECT_EQ(1, st.nr_tracked);	/* the second life: its free is not hooked */
+	/* The live one is the second life, with only its own 2 hits. */
+	ASSERT_EQ(0, ot_query(self->fd, ot_param_read("addr2"), &life2, &hits));
+	EXPECT_EQ(2, hits);		/* step1 + ktrack_test_obj_free */
+	ASSERT_EQ(0, ot_param_write("run", "1"));
+	ASSERT_EQ(0, ot_query(self->fd, ot_param_read("addr1"), &life1, &hits));
+	EXPECT_LT(life2, life1);
+	ASSERT_EQ(0, ot_ioctl(self->fd, KTRACK_IOC_OBJ_DISABLE, NULL));
+}
+
 TEST_F(testmod, session_close_detaches)
 {
 	ot_setup(_metadata, self->fd, 0, 0);

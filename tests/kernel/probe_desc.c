@@ -57,6 +57,11 @@ static void m_sym_tail(struct ktrack_probe_desc *d, unsigned char *b) { d->symbo
 static void m_sym_and_addr(struct ktrack_probe_desc *d, unsigned char *b) { d->addr = 0xffffffff81000000ULL; }
 static void m_pad0(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad0 = 1; }
 static void m_pad1(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad1 = 1; }
+static void m_pad2(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad2 = 1; }
+
+/* Explicitly padded (no implicit tail): the same size for 32-bit callers. */
+_Static_assert(sizeof(struct ktrack_probe_desc) ==
+	       offsetof(struct ktrack_probe_desc, __pad2) + sizeof(__u32), "tail padding");
 static void m_maxactive(struct ktrack_probe_desc *d, unsigned char *b) { d->maxactive = 4; }
 static void m_stack(struct ktrack_probe_desc *d, unsigned char *b) { d->stack_depth = 1000; }
 static void m_nr_fetch(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_fetch = 200; }
@@ -101,7 +106,7 @@ static const struct mutation mutations[] = {
 	{ "empty name", m_name_empty }, { "name chars", m_name_chars },
 	{ "name unterminated", m_name_unterminated }, { "symbol unterminated", m_sym_unterminated },
 	{ "symbol tail", m_sym_tail }, { "symbol and addr", m_sym_and_addr },
-	{ "pad0", m_pad0 }, { "pad1", m_pad1 }, { "maxactive on p", m_maxactive },
+	{ "pad0", m_pad0 }, { "pad1", m_pad1 }, { "pad2", m_pad2 }, { "maxactive on p", m_maxactive },
 	{ "stack depth", m_stack }, { "nr_fetch", m_nr_fetch }, { "nr_insns", m_nr_insns },
 	{ "fetch_off past end", m_fetch_off }, { "fetch_off unaligned", m_fetch_off_unaligned },
 	{ "fetch_off in header", m_fetch_off_hdr }, { "insns_off overflow", m_insns_off },
@@ -292,6 +297,11 @@ TEST_F(desc, del_and_list_requests_are_validated)
 	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_LT(0, pt_add(self->fd, "p:l ktrack_tpt_add", NULL));
+	memset(del.name, 0, sizeof(del.name));
+	strcpy(del.name, "l");
+	del.name[sizeof(del.name) - 1] = 'x';			/* junk after the NUL */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_LIST, &list));	/* bad pointer */
 	EXPECT_EQ(EFAULT, errno);
 	list.count = 0;						/* count query */

@@ -20,14 +20,33 @@
  * hands an object to ktrack_obj_track() (looked up at run time, so this
  * module loads without ktrack.ko) and passes it to step1 then kfree().
  *
+ * Free paths (objtrace_testmod.c): writing 1 to parameters/bulk tracks an
+ * object, passes it to step1 and frees it with kmem_cache_free_bulk(), then
+ * allocates the same address again as 'run' does (addr1/addr2); writing 1
+ * to parameters/vrun does alloc/step1/vfree() on ktrack_test_obj_valloc().
+ *
+ * For tests/stress/objtrace_life.c: writing N to parameters/churn runs, on
+ * every online CPU at once, N times: allocate (ktrack_test_obj_alloc),
+ * publish the object in a shared slot array, pass a random slot's pointer
+ * (an object of any CPU, maybe freed, maybe reused) to
+ * ktrack_test_obj_peek(), which never dereferences it, pass the object to
+ * step1, and free it through kmem_cache_free, kfree, kmem_cache_free_bulk
+ * (in batches) or kfree_rcu in turn (the odd ones come from
+ * ktrack_test_obj_kmalloc()), so that addresses are reused across
+ * CPUs while other CPUs' hits race with the frees.
+ *
  * For bench/objtrace.sh: writing N to parameters/hot calls
  * ktrack_test_obj_hot(hot_obj) N times and stores the mean time per call in
  * bench_ps (picoseconds, so sub-ns differences show); bare_hook=1 attaches
  * an empty ftrace_ops callback to ktrack_test_obj_hot (the bare hook).
  */
+#include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/ftrace.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/prandom.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -88,6 +107,29 @@ void ktrack_test_obj_hot(struct kt_obj *o)
 	WRITE_ONCE(sink, sink + 1);
 }
 
+void ktrack_test_obj_peek(struct kt_obj *o)
+{
+	WRITE_ONCE(sink, sink + (unsigned long)o);
+}
+
+struct kt_obj *ktrack_test_obj_kmalloc(int tag)
+{
+	struct kt_obj *o = kzalloc(sizeof(*o), GFP_KERNEL);
+
+	if (o)
+		WRITE_ONCE(o->mode, 0x60 + tag);
+	return o;
+}
+
+struct kt_obj *ktrack_test_obj_valloc(int tag)
+{
+	struct kt_obj *o = vzalloc(sizeof(*o));
+
+	if (o)
+		WRITE_ONCE(o->mode, 0x50 + tag);
+	return o;
+}
+
 static int kt_run_once(void)
 {
 	struct kt_obj *o, *o2;
@@ -134,6 +176,144 @@ static int kt_set_run(const char *val, const struct kernel_param *kp)
 		return ret;
 	for (i = 0; i < n && !ret; i++)
 		ret = kt_run_once();
+	return ret;
+}
+
+/* Track, hit, free with kmem_cache_free_bulk(), then the same address again. */
+static int kt_set_bulk(const char *val, const struct kernel_param *kp)
+{
+	struct kt_obj *o, *o2 = NULL;
+	int tries;
+
+	o = ktrack_test_obj_alloc(0);
+	if (!o)
+		return -ENOMEM;
+	ktrack_test_obj_step1(o);
+	addr1 = (unsigned long)o;
+	kmem_cache_free_bulk(kt_cache, 1, (void **)&o);
+	for (tries = 0; tries < 16; tries++) {
+		o2 = ktrack_test_obj_alloc(1);
+		if (!o2)
+			return -ENOMEM;
+		if ((unsigned long)o2 == addr1)
+			break;
+		kmem_cache_free(kt_cache, o2);
+		o2 = NULL;
+	}
+	if (!o2)
+		return -EAGAIN;
+	addr2 = (unsigned long)o2;
+	ktrack_test_obj_step1(o2);
+	ktrack_test_obj_free(o2);
+	return 0;
+}
+
+static int kt_set_vrun(const char *val, const struct kernel_param *kp)
+{
+	struct kt_obj *o = ktrack_test_obj_valloc(0);
+
+	if (!o)
+		return -ENOMEM;
+	addr1 = (unsigned long)o;
+	ktrack_test_obj_step1(o);
+	vfree(o);
+	return 0;
+}
+
+#define KT_NR_SLOTS	256
+#define KT_BULK		8
+
+static struct kt_obj *kt_slots[KT_NR_SLOTS];
+
+struct kt_churn {
+	struct completion done;
+	unsigned int iters;
+	unsigned int cpu;
+	int ret;
+};
+
+static int kt_churn_fn(void *arg)
+{
+	struct kt_churn *c = arg;
+	void *batch[KT_BULK];
+	unsigned int i, nb = 0;
+
+	for (i = 0; i < c->iters; i++) {
+		/* kfree() and kfree_rcu() get kmalloc()ed objects: no callback
+		 * into this module or its cache after it is gone.
+		 */
+		struct kt_obj *o = i % 2 ? ktrack_test_obj_kmalloc(c->cpu) :
+					   ktrack_test_obj_alloc(c->cpu);
+
+		if (!o) {
+			c->ret = -ENOMEM;
+			break;
+		}
+		WRITE_ONCE(kt_slots[(c->cpu * 31 + i) % KT_NR_SLOTS], o);
+		ktrack_test_obj_peek(READ_ONCE(kt_slots[get_random_u32() % KT_NR_SLOTS]));
+		ktrack_test_obj_step1(o);
+		switch (i % 4) {
+		case 0:
+			ktrack_test_obj_free(o);
+			break;
+		case 1:
+			kfree(o);
+			break;
+		case 2:
+			batch[nb++] = o;
+			if (nb == KT_BULK) {
+				kmem_cache_free_bulk(kt_cache, nb, batch);
+				nb = 0;
+			}
+			break;
+		default:
+			kfree_rcu(o, rcu);
+			break;
+		}
+		ktrack_test_obj_peek(READ_ONCE(kt_slots[get_random_u32() % KT_NR_SLOTS]));
+		cond_resched();
+	}
+	if (nb)
+		kmem_cache_free_bulk(kt_cache, nb, batch);
+	complete(&c->done);
+	return 0;
+}
+
+static int kt_set_churn(const char *val, const struct kernel_param *kp)
+{
+	struct kt_churn *c;
+	unsigned int n, cpu;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (!n || n > 10000000)
+		return -EINVAL;
+	c = kcalloc(nr_cpu_ids, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct task_struct *t;
+
+		init_completion(&c[cpu].done);
+		c[cpu].iters = n;
+		c[cpu].cpu = cpu;
+		t = kthread_create_on_cpu(kt_churn_fn, &c[cpu], cpu, "kt_churn/%u");
+		if (IS_ERR(t)) {
+			c[cpu].ret = PTR_ERR(t);
+			complete(&c[cpu].done);
+			continue;
+		}
+		wake_up_process(t);
+	}
+	for_each_online_cpu(cpu) {
+		wait_for_completion(&c[cpu].done);
+		if (c[cpu].ret)
+			ret = c[cpu].ret;
+	}
+	cpus_read_unlock();
+	kfree(c);
 	return ret;
 }
 
@@ -230,6 +410,12 @@ static const struct kernel_param_ops kt_api_ops = { .set = kt_set_api };
 module_param_cb(run, &kt_run_ops, NULL, 0200);
 module_param_cb(touch, &kt_touch_ops, NULL, 0200);
 module_param_cb(api, &kt_api_ops, NULL, 0200);
+static const struct kernel_param_ops kt_bulk_ops = { .set = kt_set_bulk };
+static const struct kernel_param_ops kt_vrun_ops = { .set = kt_set_vrun };
+static const struct kernel_param_ops kt_churn_ops = { .set = kt_set_churn };
+module_param_cb(bulk, &kt_bulk_ops, NULL, 0200);
+module_param_cb(vrun, &kt_vrun_ops, NULL, 0200);
+module_param_cb(churn, &kt_churn_ops, NULL, 0200);
 
 static int __init kt_init(void)
 {

@@ -19,7 +19,10 @@ struct kt_obj {
 	u16 flags;
 	u64 counter;	/* offset 8 */
 	struct kt_obj *peer;	/* offset 16: derived pointer */
-	u8 pad[KTRACK_TEST_OBJ_SIZE - 24];
+	union {
+		u8 pad[KTRACK_TEST_OBJ_SIZE - 24];
+		struct rcu_head rcu;	/* the churn's kfree_rcu() */
+	};
 };
 
 noinline __attribute__((__noipa__)) struct kt_obj *ktrack_test_obj_alloc(int tag);
@@ -30,5 +33,8 @@ noinline __attribute__((__noipa__)) void ktrack_test_obj_step6(long a, long b, l
 							       long e, struct kt_obj *o);
 noinline __attribute__((__noipa__)) void ktrack_test_obj_free(struct kt_obj *o);
 noinline __attribute__((__noipa__)) void ktrack_test_obj_hot(struct kt_obj *o);
+noinline __attribute__((__noipa__)) void ktrack_test_obj_peek(struct kt_obj *o);
+noinline __attribute__((__noipa__)) struct kt_obj *ktrack_test_obj_valloc(int tag);
+noinline __attribute__((__noipa__)) struct kt_obj *ktrack_test_obj_kmalloc(int tag);
 
 #endif /* _KTRACK_TEST_OBJTRACE_H */

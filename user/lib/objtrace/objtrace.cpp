@@ -256,7 +256,9 @@ std::string explain_obj_errno(std::string_view what, int err) {
       advice = "no such function in the running kernel (or the object is not tracked)";
       break;
     case E2BIG:
-      advice = "a size or count is above the kernel's limit (see include/uapi/ktrack.h)";
+      advice =
+          "a size or count is above the kernel's limit (see include/uapi/ktrack.h), or --max-objects is above "
+          "ktrack.ko's max_tracked_objects (/sys/module/ktrack/parameters/max_tracked_objects)";
       break;
     case EBUSY:
       advice = "the object tracker is enabled: disable it first";
@@ -366,6 +368,8 @@ std::string obj_end_name(uint32_t reason) {
       return "explicit untrack";
     case KTRACK_OBJ_END_API:
       return "driver untrack";
+    case KTRACK_OBJ_END_REUSE:
+      return "address reused";
     default:
       return fmt::format("reason{}", reason);
   }

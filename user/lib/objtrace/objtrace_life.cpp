@@ -285,7 +285,7 @@ std::vector<Schema> objtrace_schemas() {
   std::vector<EnumName> sources, ends;
   for (uint32_t i = KTRACK_OBJ_SRC_EXPLICIT; i <= KTRACK_OBJ_SRC_DERIVED; i++)
     sources.push_back({i, obj_source_name(i)});
-  for (uint32_t i = KTRACK_OBJ_END_FREE; i <= KTRACK_OBJ_END_API; i++) ends.push_back({i, obj_end_name(i)});
+  for (uint32_t i = KTRACK_OBJ_END_FREE; i <= KTRACK_OBJ_END_REUSE; i++) ends.push_back({i, obj_end_name(i)});
   v.push_back(schema(
       KTRACK_REC_OBJ_TRACK, "obj_track",
       {f("obj", F::X64, 0, 8), f("life", F::U64, 8, 8), f("ip", F::Symbol, 16, 8),

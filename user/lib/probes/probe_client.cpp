@@ -85,8 +85,10 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
           "cannot add probe '{}': missing privilege: run it as root (CAP_PERFMON or CAP_SYS_ADMIN)",
           spec.name);
     case ENOSPC:
-      return fmt::format("cannot add probe '{}': the session has too many probes: delete some first",
-                         spec.name);
+      return fmt::format(
+          "cannot add probe '{}': the session has too many probes (the limit is ktrack.ko's max_probes, "
+          "/sys/module/ktrack/parameters/max_probes): delete some first",
+          spec.name);
     case EINVAL:
       return fmt::format(
           "cannot add probe '{}': the kernel rejected its description (ktrackctl and ktrack.ko "
