@@ -120,6 +120,9 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 	bool ok = true;
 
 	tail = READ_ONCE(ctrl->data_tail);
+	/* A mapper's tail past our head is corrupt: treat it as all consumed. */
+	if (tail > head)
+		tail = head;
 	WRITE_ONCE(r->seq, r->seq + 1);
 	WRITE_ONCE(ctrl->overwrite_seq, r->seq);
 	smp_wmb();	/* seq odd before 'oldest' moves; pairs with readers' rmb */
@@ -133,11 +136,13 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 			break;
 		}
 		if (type != KTRACK_REC_PAD) {
-			u64 w = rec_weight(r->data + off, type);
-
-			index += w;
-			if (oldest >= tail)
-				unread += w;
+			index += rec_weight(r->data + off, type);
+			/*
+			 * 'overwritten' counts records of 'written' only: a LOST
+			 * record's count is already in lost_full (stats equations).
+			 */
+			if (oldest >= tail && type != KTRACK_REC_LOST)
+				unread++;
 		}
 		oldest += len;
 	}
@@ -160,7 +165,16 @@ static notrace bool ring_room(struct ktrack_ring *r, u64 head, u64 end)
 {
 	if (r->mode == KTRACK_MODE_DISCARD) {
 		/* Acquire: the reader's copy is done before we overwrite (its release). */
-		return end - smp_load_acquire(&r->ctrl->data_tail) <= r->size;
+		u64 tail = smp_load_acquire(&r->ctrl->data_tail);
+
+		/*
+		 * The control page is writable by the mapper: a tail beyond
+		 * what was reserved would wedge the ring (every record lost);
+		 * take it as "all consumed", the mapper's own loss.
+		 */
+		if (tail > head)
+			tail = head;
+		return end - tail <= r->size;
 	}
 	if (end - READ_ONCE(r->oldest) <= r->size)
 		return true;
@@ -180,8 +194,13 @@ static notrace void ring_put(struct ktrack_ring *r)
 	}
 again:
 	head = local_read(&r->head);
-	/* Release: the records are written before readers see the head. */
-	smp_store_release(&r->ctrl->data_head, (u64)head);
+	/*
+	 * Release: the records are written before readers see the head.
+	 * 'pub_head' is the kernel's copy (read(), poll(), the watermark),
+	 * which the mapper cannot overwrite; data_head is for mappers.
+	 */
+	smp_store_release(&r->pub_head, (u64)head);	/* records before the head */
+	smp_store_release(&r->ctrl->data_head, (u64)head);	/* the same, for mappers */
 	barrier();
 	local_set(&r->nest, 0);
 	barrier();
@@ -193,6 +212,14 @@ again:
 
 static notrace void ring_maybe_wake(struct ktrack_session *s, struct ktrack_ring *r)
 {
+	/*
+	 * Store-buffering pair with ktrack_rings_arm(): we store pub_head
+	 * then load 'armed', the reader stores 'armed' then loads pub_head.
+	 * Without a full barrier on both sides each can miss the other's
+	 * store (x86 lets a load pass an earlier store) and the reader
+	 * sleeps with data in the ring (review finding #14).
+	 */
+	smp_mb();
 	if (!atomic_read(&r->armed) || ktrack_ring_unread(r) < s->wm_bytes)
 		return;
 	if (atomic_cmpxchg(&r->armed, 1, 0) == 1)
@@ -239,7 +266,7 @@ static notrace void give_back_lost(struct ktrack_ring *r, long n, long first, lo
  * that came before it.
  */
 static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r, u32 len,
-				u64 ts)
+				u64 ts, bool carrier)
 {
 	long pending = local_read(&r->lost_pending), first = 0, last = 0;
 	u64 head, end, off, pad;
@@ -262,8 +289,14 @@ static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r,
 		if (!ring_room(r, head, end)) {
 			if (pending)
 				give_back_lost(r, pending, first, last);
-			note_lost(r, ts);
-			local_inc(&r->lost_full);
+			/*
+			 * The flush's carrier is no record of its own: when it
+			 * finds no room it must not count as one more loss.
+			 */
+			if (!carrier) {
+				note_lost(r, ts);
+				local_inc(&r->lost_full);
+			}
 			return NULL;
 		}
 		if (local_cmpxchg(&r->head, head, end) == head)
@@ -306,7 +339,8 @@ static inline bool too_big(const struct ktrack_ring *r, u32 len)
 enum ring_reserve_kind { RESERVE_EVENT, RESERVE_META, RESERVE_FORCED };
 
 static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
-				  struct ktrack_reservation *res, enum ring_reserve_kind kind)
+				  struct ktrack_reservation *res, enum ring_reserve_kind kind,
+				  int on_cpu)
 {
 	struct ktrack_ring *r;
 	u32 len;
@@ -319,7 +353,11 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 		goto out;
 	/* Pairs with smp_store_release(&s->running) at start. */
 	smp_rmb();
-	cpu = smp_processor_id();
+	/*
+	 * on_cpu >= 0 only for the flush of an offline CPU's ring, which no
+	 * writer touches while the caller holds cpus_read_lock().
+	 */
+	cpu = on_cpu >= 0 ? on_cpu : smp_processor_id();
 	r = s->rings[cpu];
 	if (kind == RESERVE_EVENT && filtered_out(s, cpu)) {
 		local_inc(&r->filtered);
@@ -334,7 +372,7 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	}
 	local_inc(&r->nest);
 	barrier();
-	p = ring_claim(s, r, len, ts);
+	p = ring_claim(s, r, len, ts, kind == RESERVE_FORCED);
 	if (!p) {
 		ring_put(r);
 		goto out;
@@ -356,13 +394,13 @@ out:
 void notrace *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
 				  struct ktrack_reservation *res)
 {
-	return ring_reserve(s, type, payload_len, res, RESERVE_EVENT);
+	return ring_reserve(s, type, payload_len, res, RESERVE_EVENT, -1);
 }
 
 int ktrack_session_write_meta(struct ktrack_session *s, u16 type, const void *payload, u32 len)
 {
 	struct ktrack_reservation res;
-	u8 *p = ring_reserve(s, type, len, &res, RESERVE_META);
+	u8 *p = ring_reserve(s, type, len, &res, RESERVE_META, -1);
 
 	if (!p)
 		return -ENOSPC;
@@ -405,8 +443,8 @@ int notrace ktrack_session_write(struct ktrack_session *s, u16 type, const void 
 
 u64 ktrack_ring_unread(struct ktrack_ring *r)
 {
-	/* Acquire: pairs with the writer's release of data_head. */
-	u64 head = smp_load_acquire(&r->ctrl->data_head);
+	/* Acquire: pairs with the writer's release of pub_head. */
+	u64 head = smp_load_acquire(&r->pub_head);
 	u64 tail = READ_ONCE(r->ctrl->data_tail);
 
 	if (r->mode == KTRACK_MODE_OVERWRITE)
@@ -423,7 +461,7 @@ static void ring_flush_one(void *arg)
 	if (!local_read(&r->lost_pending))
 		return;
 	/* A zero-payload reservation carries the pending LOST record. */
-	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, RESERVE_FORCED))
+	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, RESERVE_FORCED, r->cpu))
 		ring_commit(r->s, &res, false);
 }
 
@@ -441,8 +479,15 @@ void ktrack_rings_flush(struct ktrack_session *s)
 
 		if (!local_read(&r->lost_pending))
 			continue;
+		/*
+		 * An offline CPU writes nothing until it comes back, which
+		 * cpus_read_lock() holds off: flush its ring from here, or its
+		 * last losses would never be reported (review finding #13c).
+		 */
 		if (cpu_online(cpu))
 			smp_call_function_single(cpu, ring_flush_one, r, 1);
+		else
+			ring_flush_one(r);
 	}
 	cpus_read_unlock();
 }
@@ -537,7 +582,12 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 	size_t bytes = ((size_t)s->cfg.buf_pages + 1) * PAGE_SIZE;
 	struct ktrack_ring **rings;
 	u32 cpu;
+	int ret;
 
+	/* The default config never went through SET_CONFIG's check. */
+	ret = ktrack_session_check_pages(s);
+	if (ret)
+		return ret;
 	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
 	if (!rings)
 		return -ENOMEM;
@@ -626,10 +676,17 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 	u64 oldest = 0, oindex = 0, nread = 0;
 	int ret = 0;
 
+	/*
+	 * data_tail comes from the writable control page: a tail past the
+	 * kernel's head means "all consumed" (the mapper's own loss), never
+	 * uncommitted bytes.
+	 */
+	if (tail > smp_load_acquire(&r->pub_head))	/* pairs with ring_put()'s release */
+		tail = READ_ONCE(r->pub_head);
 	for (;;) {
-		/* Acquire: pairs with the writer's release of data_head. */
-		u64 head = smp_load_acquire(&ctrl->data_head);
-		u64 off;
+		/* Acquire: pairs with the writer's release of pub_head. */
+		u64 head = smp_load_acquire(&r->pub_head);
+		u64 off, w = 1;
 		u16 len, type;
 
 		if (ow) {
@@ -682,6 +739,14 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			ret = -EIO;
 			break;
 		}
+		/*
+		 * The weight is taken before the re-check of 'oldest' below,
+		 * which validates it with the copy: read after it, a LOST
+		 * record's count could come from a record written since
+		 * (review finding #12).
+		 */
+		if (type == KTRACK_REC_LOST)
+			w = rec_weight(r->data + off, type);
 		if (type != KTRACK_REC_PAD) {
 			if (count - *done < len) {
 				ret = *done ? 0 : -EINVAL;
@@ -701,8 +766,10 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 		}
 		if (type != KTRACK_REC_PAD) {
 			*done += len;
-			index += rec_weight(r->data + off, type);
-			nread++;
+			index += w;
+			/* 'read' counts records of 'written': not LOST markers. */
+			if (type != KTRACK_REC_LOST)
+				nread++;
 		}
 		tail += len;
 	}

@@ -54,6 +54,41 @@ static atomic64_t ktrack_next_id = ATOMIC64_INIT(0);
 DEFINE_STATIC_KEY_FALSE(ktrack_active_key);
 EXPORT_SYMBOL_GPL(ktrack_active_key);
 
+/*
+ * Limits (issue 14): what a root user can pin by mistake.  Every open()
+ * is a session and every named session outlives its creator, so their
+ * number is capped (EMFILE: "too many open sessions", as for files);
+ * a session's rings are vmalloc memory outside any memcg, so their size
+ * is capped too (E2BIG at SET_CONFIG, START or mmap, like a buf_pages
+ * above KTRACK_MAX_BUF_PAGES).  Root may raise both at load time or in
+ * /sys/module/ktrack/parameters/.
+ */
+static unsigned int max_sessions = 64;
+module_param(max_sessions, uint, 0644);
+MODULE_PARM_DESC(max_sessions, "sessions (open files and named sessions) at once (default 64)");
+
+static unsigned long max_pages_per_session;
+module_param(max_pages_per_session, ulong, 0644);
+MODULE_PARM_DESC(max_pages_per_session,
+		 "ring pages per session, all CPUs and control pages included (0: 1/16 of RAM)");
+
+static atomic_t ktrack_nr_sessions = ATOMIC_INIT(0);
+
+/* Pages the rings of 'c' take: buf_pages + a control page per possible CPU. */
+static bool over_page_limit(const struct ktrack_config *c)
+{
+	unsigned long max = READ_ONCE(max_pages_per_session);
+
+	if (!max)
+		max = totalram_pages() / 16;
+	return ((u64)c->buf_pages + 1) * num_possible_cpus() > max;
+}
+
+int ktrack_session_check_pages(struct ktrack_session *s)
+{
+	return over_page_limit(&s->cfg) ? -E2BIG : 0;
+}
+
 static const struct ktrack_config ktrack_default_config = {
 	.size = sizeof(struct ktrack_config),
 	.buf_pages = KTRACK_DEFAULT_BUF_PAGES,
@@ -65,19 +100,34 @@ static u32 watermark(const struct ktrack_config *c)
 {
 	u64 size = (u64)c->buf_pages * PAGE_SIZE;
 
+	u64 wm = 1;
+
 	if (c->wakeup_bytes)
-		return min_t(u64, c->wakeup_bytes, size);
-	if (c->wakeup_percent)
-		return max_t(u64, size * c->wakeup_percent / 100, 1);
-	return 1;
+		wm = c->wakeup_bytes;
+	else if (c->wakeup_percent)
+		wm = max_t(u64, size * c->wakeup_percent / 100, 1);
+	/*
+	 * A discard ring never holds 'size' unread bytes (records do not
+	 * wrap: the tail end's PAD is reserved with the next record), so a
+	 * watermark at the size would never wake anyone.  Half the ring is
+	 * always reachable: the largest record fits in it (ring.c, too_big).
+	 */
+	return min_t(u64, wm, size / 2);
 }
 
 struct ktrack_session *ktrack_session_new(const char *name)
 {
-	struct ktrack_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	struct ktrack_session *s;
 
-	if (!s)
-		return NULL;
+	if (atomic_inc_return(&ktrack_nr_sessions) > READ_ONCE(max_sessions)) {
+		atomic_dec(&ktrack_nr_sessions);
+		return ERR_PTR(-EMFILE);
+	}
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		atomic_dec(&ktrack_nr_sessions);
+		return ERR_PTR(-ENOMEM);
+	}
 	kref_init(&s->ref);
 	s->id = atomic64_inc_return(&ktrack_next_id);
 	if (name) {
@@ -105,6 +155,7 @@ static void session_free(struct kref *ref)
 
 	ktrack_rings_free(s);
 	kfree(s);
+	atomic_dec(&ktrack_nr_sessions);
 }
 
 void ktrack_session_put(struct ktrack_session *s)
@@ -126,9 +177,21 @@ static void session_stop_locked(struct ktrack_session *s)
 	synchronize_rcu();
 	s->state = KTRACK_STATE_STOPPED;
 	ktrack_rings_flush(s);
-	s->flush = true;
+	WRITE_ONCE(s->flush_seq, s->flush_seq + 1);
 	trace_ktrack_session_stop(s->id, s->name);
 	ktrack_session_wake(s);
+}
+
+/* A new run: every attached file is back on the watermark. */
+static void session_flush_seen_all(struct ktrack_session *s)
+{
+	struct ktrack_file *f;
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->files_lock, flags);
+	list_for_each_entry(f, &s->files, node)
+		WRITE_ONCE(f->flush_seen, s->flush_seq);
+	spin_unlock_irqrestore(&s->files_lock, flags);
 }
 
 static int session_start_locked(struct ktrack_session *s)
@@ -143,7 +206,7 @@ static int session_start_locked(struct ktrack_session *s)
 	if (ret)
 		return ret;
 	s->state = KTRACK_STATE_RUNNING;
-	s->flush = false;
+	session_flush_seen_all(s);
 	s->touched = true;
 	static_branch_inc(&ktrack_active_key);
 	/* Rings before 'running': pairs with smp_rmb() in the writer. */
@@ -273,6 +336,40 @@ static bool pristine(struct ktrack_session *s)
 	return !s->named && !s->touched && !atomic_read(&s->nr_maps);
 }
 
+/*
+ * CREATE/ATTACH: claim the file's pristine session for a swap.  Checked
+ * and marked under s->mmap_lock, which mmap() holds from its own check to
+ * the mapping's nr_maps: either the mapping came first (EBUSY here) or
+ * mmap() sees 'leaving' and refuses, instead of mapping a session that the
+ * swap is about to tear down.
+ */
+static bool claim_pristine(struct ktrack_session *cur)
+{
+	bool ok;
+
+	mutex_lock(&cur->lock);
+	mutex_lock(&cur->mmap_lock);
+	ok = pristine(cur);
+	if (ok) {
+		cur->touched = true;	/* no second create/attach on it */
+		cur->leaving = true;
+	}
+	mutex_unlock(&cur->mmap_lock);
+	mutex_unlock(&cur->lock);
+	return ok;
+}
+
+/* The swap did not happen: the session is the file's again. */
+static void unclaim(struct ktrack_session *cur)
+{
+	mutex_lock(&cur->lock);
+	mutex_lock(&cur->mmap_lock);
+	cur->touched = false;
+	cur->leaving = false;
+	mutex_unlock(&cur->mmap_lock);
+	mutex_unlock(&cur->lock);
+}
+
 /* Attach file 'f' (now on anonymous 'old') to 'news' (referenced). */
 static void swap_session(struct ktrack_file *f, struct ktrack_session *old,
 			 struct ktrack_session *news)
@@ -282,6 +379,7 @@ static void swap_session(struct ktrack_file *f, struct ktrack_session *old,
 	spin_lock(&f->lock);
 	f->s = news;
 	spin_unlock(&f->lock);
+	WRITE_ONCE(f->flush_seen, READ_ONCE(news->flush_seq));
 	ktrack_session_add_file(news, f);
 	/* Pollers re-check, now on 'news' (their entries are on f->wq). */
 	wake_up_all(&f->wq);
@@ -305,17 +403,14 @@ static long session_create(struct ktrack_file *f, struct ktrack_session *cur, vo
 		ret = -EEXIST;
 		goto out;
 	}
-	mutex_lock(&cur->lock);
-	if (!pristine(cur)) {
-		mutex_unlock(&cur->lock);
+	if (!claim_pristine(cur)) {
 		ret = -EBUSY;
 		goto out;
 	}
-	cur->touched = true;	/* no second create/attach on it */
-	mutex_unlock(&cur->lock);
 	s = ktrack_session_new(req.name);
-	if (!s) {
-		ret = -ENOMEM;
+	if (IS_ERR(s)) {
+		unclaim(cur);
+		ret = PTR_ERR(s);
 		goto out;
 	}
 	/* The initial reference is the name table's; the file takes one. */
@@ -342,14 +437,10 @@ static long session_attach_name(struct ktrack_file *f, struct ktrack_session *cu
 		mutex_unlock(&ktrack_sessions_mutex);
 		return -ENOENT;
 	}
-	mutex_lock(&cur->lock);
-	if (!pristine(cur)) {
-		mutex_unlock(&cur->lock);
+	if (!claim_pristine(cur)) {
 		mutex_unlock(&ktrack_sessions_mutex);
 		return -EBUSY;
 	}
-	cur->touched = true;
-	mutex_unlock(&cur->lock);
 	ktrack_session_get(s);
 	mutex_unlock(&ktrack_sessions_mutex);
 	swap_session(f, cur, s);
@@ -490,7 +581,7 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 		return -EINVAL;
 	if (!c.buf_pages || !is_power_of_2(c.buf_pages))
 		return -EINVAL;
-	if (c.buf_pages > KTRACK_MAX_BUF_PAGES)
+	if (c.buf_pages > KTRACK_MAX_BUF_PAGES || over_page_limit(&c))
 		return -E2BIG;
 	for (i = c.nr_pids; i < KTRACK_MAX_PID_FILTER; i++)
 		if (c.pids[i])
@@ -647,7 +738,9 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 		break;
 	case KTRACK_IOC_FLUSH:
 		ktrack_rings_flush(s);
-		s->flush = true;
+		/* After the LOST records: a poller that sees the seq sees them. */
+		smp_wmb();
+		WRITE_ONCE(s->flush_seq, s->flush_seq + 1);
 		ktrack_session_wake(s);
 		ret = 0;
 		break;
@@ -686,9 +779,17 @@ bool ktrack_session_dead(struct ktrack_session *s)
 	return READ_ONCE(s->dead);
 }
 
-bool ktrack_session_readable(struct ktrack_session *s)
+bool ktrack_session_readable(struct ktrack_session *s, struct ktrack_file *f)
 {
-	return ktrack_rings_readable(s, READ_ONCE(s->flush) || !READ_ONCE(s->running));
+	bool any = READ_ONCE(s->flush_seq) != READ_ONCE(f->flush_seen) ||
+		   !READ_ONCE(s->running);
+
+	return ktrack_rings_readable(s, any);
+}
+
+void ktrack_session_flush_drained(struct ktrack_session *s, struct ktrack_file *f, u32 seq)
+{
+	WRITE_ONCE(f->flush_seen, seq);
 }
 
 /* ---- mmap --------------------------------------------------------------- */
@@ -724,7 +825,8 @@ int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma)
 		return -EINVAL;
 	/* Under mmap_lock: only s->mmap_lock, never held across a user copy. */
 	mutex_lock(&s->mmap_lock);
-	if (s->dead) {
+	/* Torn down, or its file is being attached elsewhere (claim_pristine). */
+	if (s->dead || s->leaving) {
 		ret = -ENODEV;
 		goto out;
 	}
@@ -757,8 +859,14 @@ int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma)
 	for (i = 0; i < npages; i++) {
 		unsigned long pg = pgoff + i;
 		struct ktrack_ring *r = s->rings[pg / stride];
-		void *kaddr = (u8 *)r->area + (pg % stride) * PAGE_SIZE;
+		void *kaddr;
 
+		/* A sparse cpu_possible_mask: no ring for that id. */
+		if (!r) {
+			ret = -EINVAL;
+			goto out;
+		}
+		kaddr = (u8 *)r->area + (pg % stride) * PAGE_SIZE;
 		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE, vmalloc_to_page(kaddr));
 		if (ret)
 			goto out;
