@@ -96,10 +96,26 @@ struct ktrack_session *ktrack_file_session(struct ktrack_file *f);
 /* Last close of a file attached to 's'. */
 void ktrack_session_file_release(struct ktrack_session *s);
 
+/* session.c: under s->lock (START, STOP) or taking it (teardown, once). */
+int ktrack_session_start_locked(struct ktrack_session *s);
+void ktrack_session_stop_locked(struct ktrack_session *s);
+void ktrack_session_teardown(struct ktrack_session *s);
+/* Wakeup watermark of a config, in bytes; its rings over max_pages_per_session? */
+u32 ktrack_config_watermark(const struct ktrack_config *c);
+bool ktrack_config_over_limit(const struct ktrack_config *c);
+
+/* session_named.c: CREATE, ATTACH, DESTROY, LIST. */
+long ktrack_session_create(struct ktrack_file *f, struct ktrack_session *cur, void __user *arg);
+long ktrack_session_attach(struct ktrack_file *f, struct ktrack_session *cur, void __user *arg);
+long ktrack_session_destroy(void __user *arg);
+long ktrack_session_list(void __user *arg);
+
+/* session_ioctl.c */
 long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s,
 			  unsigned int cmd, void __user *arg);
-/* read(): attach a pristine anonymous file to the "default" session. */
+/* session_named.c - read(): attach a pristine anonymous file to "default". */
 void ktrack_session_maybe_attach_default(struct ktrack_file *f);
+/* session_mmap.c */
 int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma);
 bool ktrack_session_readable(struct ktrack_session *s, struct ktrack_file *f);
 /* poll() found nothing to read: a flush seen so far is drained. */
