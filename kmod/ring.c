@@ -98,6 +98,27 @@ static notrace void note_lost(struct ktrack_ring *r, u64 ts)
 }
 
 /*
+ * Overwrite mode: who had the record at 'pos', read() or the writer that
+ * reclaims it?  read() validates a copy, then claims the record by moving
+ * 'consumed' past it; the writer steals each record it reclaims the same
+ * way.  One cmpxchg decides, so a record is counted once: in 'read' or in
+ * 'overwritten', never both (the reader's data_tail is stored only when
+ * read() returns, too late to tell the writer).
+ */
+static notrace bool ring_steal(struct ktrack_ring *r, u64 pos, u16 len)
+{
+	u64 c;
+
+	for (;;) {
+		c = READ_ONCE(r->consumed);
+		if (c > pos)
+			return false;	/* read() claimed it */
+		if (cmpxchg(&r->consumed, c, pos + len) == c)
+			return true;
+	}
+}
+
+/*
  * Overwrite mode, outermost writer: reclaim the oldest records until
  * [.., end) fits.  False when it cannot (only in-flight data left).
  */
@@ -130,7 +151,8 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 			 * 'overwritten' counts records of 'written' only: a LOST
 			 * record's count is already in lost_full (stats equations).
 			 */
-			if (oldest >= tail && type != KTRACK_REC_LOST)
+			if (ring_steal(r, oldest, len) && oldest >= tail &&
+			    type != KTRACK_REC_LOST)
 				unread++;
 		}
 		oldest += len;

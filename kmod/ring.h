@@ -51,6 +51,7 @@ struct ktrack_ring {
 	u64 oldest_index;
 
 	u64 pub_head;			/* data_head as published: the kernel's copy */
+	u64 consumed;			/* overwrite mode: read() vs reclaim, see ring_steal() */
 	atomic64_t read;		/* records consumed by read() */
 	atomic_t armed;			/* a reader sleeps: wake it */
 	struct irq_work wakeup;		/* wake_up() is not NMI-safe */

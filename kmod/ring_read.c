@@ -189,11 +189,31 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			}
 		}
 		if (ow) {
+			u64 c;
+
 			/* The copy counts only if it was not reclaimed meanwhile. */
 			smp_rmb();
 			ring_read_oldest(r, &oldest, &oindex);
 			if (oldest > tail)
 				continue;
+			/*
+			 * ... and only once: claim it against a writer that
+			 * reclaims it right now (ring_steal()).  Lost that race:
+			 * 'oldest' moves past it, the next pass reports it LOST.
+			 */
+			c = READ_ONCE(r->consumed);
+			if (type != KTRACK_REC_PAD &&
+			    (c > tail || cmpxchg(&r->consumed, c, tail + len) != c)) {
+				ring_read_oldest(r, &oldest, &oindex);
+				if (oldest > tail)
+					continue;
+				/* Not reclaimed, yet claimed: a tail moved back by a mapper. */
+				if (READ_ONCE(r->consumed) > tail) {
+					ret = -EIO;
+					break;
+				}
+				continue;
+			}
 		}
 		if (type != KTRACK_REC_PAD) {
 			*done += len;
