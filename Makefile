@@ -96,6 +96,16 @@ $(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kerne
 	@mkdir -p $(dir $@)
 	$(CC) $(KTEST_CFLAGS) -o $@ $< $(KTEST_LDLIBS)
 
+# ---- ring stress programs (tests/stress/ring_*.c: TAP, run in the VM) ---------
+RSTRESS_SRCS := $(wildcard $(ROOT)/tests/stress/ring_*.c)
+RSTRESS_BINS := $(patsubst $(ROOT)/tests/stress/%.c,$(BUILD)/tests/stress/%,$(RSTRESS_SRCS))
+
+kernel-tests: $(RSTRESS_BINS)
+
+$(BUILD)/tests/stress/ring_%: $(ROOT)/tests/stress/ring_%.c $(wildcard $(ROOT)/tests/kernel/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
+	@mkdir -p $(dir $@)
+	$(CC) $(KTEST_CFLAGS) -o $@ $< $(KTEST_LDLIBS)
+
 # ---- tests ------------------------------------------------------------------
 check:
 	@$(ROOT)/scripts/check.sh
