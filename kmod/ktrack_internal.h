@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ktrack_internal.h - the contract between the parts of ktrack.ko:
- *   transport (session.c, ring.c, ktrack_main.c): sessions and rings;
+ *   transport (session*.c, ring*.c, ktrack_main.c): sessions and rings;
  *   probes (probe*.c): ioctl numbers 0x20..0x2f;
  *   object tracker (objtrace*.c): ioctl numbers 0x30..0x3f.
  * Each part implements its hooks; the transport calls them.

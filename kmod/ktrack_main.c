@@ -36,9 +36,11 @@ static int ktrack_open(struct inode *inode, struct file *file)
 	spin_lock_init(&f->lock);
 	init_waitqueue_head(&f->wq);
 	f->s = ktrack_session_new(NULL);
-	if (!f->s) {
+	if (IS_ERR(f->s)) {
+		long err = PTR_ERR(f->s);
+
 		kfree(f);
-		return -ENOMEM;
+		return err;
 	}
 	ktrack_session_add_file(f->s, f);
 	file->private_data = f;
@@ -78,7 +80,7 @@ static ssize_t ktrack_read(struct file *file, char __user *buf, size_t count, lo
 			break;
 		}
 		ktrack_rings_arm(s);
-		if (wait_event_interruptible(f->wq, ktrack_session_readable(s) ||
+		if (wait_event_interruptible(f->wq, ktrack_session_readable(s, f) ||
 					     !READ_ONCE(s->running))) {
 			ret = -ERESTARTSYS;
 			break;
@@ -121,14 +123,18 @@ static __poll_t ktrack_poll(struct file *file, poll_table *wait)
 	struct ktrack_file *f = file->private_data;
 	struct ktrack_session *s = ktrack_file_session(f);
 	__poll_t mask = 0;
+	u32 seq;
 
 	/* The file's queue: it stays valid when the file changes session. */
 	poll_wait(file, &f->wq, wait);
 	ktrack_rings_arm(s);
-	if (ktrack_session_readable(s))
+	/* Before the check: a FLUSH after it stays pending for this file. */
+	seq = READ_ONCE(s->flush_seq);
+	smp_rmb();	/* seq before the rings: pairs with FLUSH's smp_wmb() */
+	if (ktrack_session_readable(s, f))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	else if (READ_ONCE(s->flush))
-		WRITE_ONCE(s->flush, false);	/* drained after a flush */
+	else
+		ktrack_session_flush_drained(s, f, seq);
 	if (READ_ONCE(s->dead))
 		mask |= EPOLLHUP;
 	ktrack_session_put(s);

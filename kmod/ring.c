@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ring.c - per-CPU ring buffers: the lock-free write path and read().
+ * ring.c - per-CPU ring buffers: the lock-free write path (reserve, commit,
+ * LOST records, overwrite reclaim, flush).  Allocation and freeing are in
+ * ring_alloc.c; read(), poll()'s checks and the unread count in ring_read.c.
  *
  * Design (perf-like).  Each CPU has its own ring; only that CPU writes it,
  * from any context (task, softirq, hardirq, NMI), nested.  A writer
@@ -45,11 +47,6 @@
 #include "ktrack_trace.h"
 #include "ring.h"
 #include "session.h"
-
-static inline u64 ring_mask(const struct ktrack_ring *r)
-{
-	return r->size - 1;
-}
 
 static notrace u64 session_clock(const struct ktrack_session *s)
 {
@@ -100,12 +97,25 @@ static notrace void note_lost(struct ktrack_ring *r, u64 ts)
 	local_inc(&r->lost_pending);
 }
 
-/* Records a record stands for: a LOST record its count (overwrite mode). */
-static notrace u64 rec_weight(const u8 *rec, u16 type)
+/*
+ * Overwrite mode: who had the record at 'pos', read() or the writer that
+ * reclaims it?  read() validates a copy, then claims the record by moving
+ * 'consumed' past it; the writer steals each record it reclaims the same
+ * way.  One cmpxchg decides, so a record is counted once: in 'read' or in
+ * 'overwritten', never both (the reader's data_tail is stored only when
+ * read() returns, too late to tell the writer).
+ */
+static notrace bool ring_steal(struct ktrack_ring *r, u64 pos, u16 len)
 {
-	if (type == KTRACK_REC_LOST)
-		return READ_ONCE(((const struct ktrack_rec_lost *)(rec + sizeof(struct ktrack_rec_hdr)))->count);
-	return 1;
+	u64 c;
+
+	for (;;) {
+		c = READ_ONCE(r->consumed);
+		if (c > pos)
+			return false;	/* read() claimed it */
+		if (cmpxchg(&r->consumed, c, pos + len) == c)
+			return true;
+	}
 }
 
 /*
@@ -120,6 +130,9 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 	bool ok = true;
 
 	tail = READ_ONCE(ctrl->data_tail);
+	/* A mapper's tail past our head is corrupt: treat it as all consumed. */
+	if (tail > head)
+		tail = head;
 	WRITE_ONCE(r->seq, r->seq + 1);
 	WRITE_ONCE(ctrl->overwrite_seq, r->seq);
 	smp_wmb();	/* seq odd before 'oldest' moves; pairs with readers' rmb */
@@ -133,11 +146,14 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 			break;
 		}
 		if (type != KTRACK_REC_PAD) {
-			u64 w = rec_weight(r->data + off, type);
-
-			index += w;
-			if (oldest >= tail)
-				unread += w;
+			index += rec_weight(r->data + off, type);
+			/*
+			 * 'overwritten' counts records of 'written' only: a LOST
+			 * record's count is already in lost_full (stats equations).
+			 */
+			if (ring_steal(r, oldest, len) && oldest >= tail &&
+			    type != KTRACK_REC_LOST)
+				unread++;
 		}
 		oldest += len;
 	}
@@ -160,7 +176,16 @@ static notrace bool ring_room(struct ktrack_ring *r, u64 head, u64 end)
 {
 	if (r->mode == KTRACK_MODE_DISCARD) {
 		/* Acquire: the reader's copy is done before we overwrite (its release). */
-		return end - smp_load_acquire(&r->ctrl->data_tail) <= r->size;
+		u64 tail = smp_load_acquire(&r->ctrl->data_tail);
+
+		/*
+		 * The control page is writable by the mapper: a tail beyond
+		 * what was reserved would wedge the ring (every record lost);
+		 * take it as "all consumed", the mapper's own loss.
+		 */
+		if (tail > head)
+			tail = head;
+		return end - tail <= r->size;
 	}
 	if (end - READ_ONCE(r->oldest) <= r->size)
 		return true;
@@ -180,8 +205,13 @@ static notrace void ring_put(struct ktrack_ring *r)
 	}
 again:
 	head = local_read(&r->head);
-	/* Release: the records are written before readers see the head. */
-	smp_store_release(&r->ctrl->data_head, (u64)head);
+	/*
+	 * Release: the records are written before readers see the head.
+	 * 'pub_head' is the kernel's copy (read(), poll(), the watermark),
+	 * which the mapper cannot overwrite; data_head is for mappers.
+	 */
+	smp_store_release(&r->pub_head, (u64)head);	/* records before the head */
+	smp_store_release(&r->ctrl->data_head, (u64)head);	/* the same, for mappers */
 	barrier();
 	local_set(&r->nest, 0);
 	barrier();
@@ -193,6 +223,14 @@ again:
 
 static notrace void ring_maybe_wake(struct ktrack_session *s, struct ktrack_ring *r)
 {
+	/*
+	 * Store-buffering pair with ktrack_rings_arm(): we store pub_head
+	 * then load 'armed', the reader stores 'armed' then loads pub_head.
+	 * Without a full barrier on both sides each can miss the other's
+	 * store (x86 lets a load pass an earlier store) and the reader
+	 * sleeps with data in the ring (review finding #14).
+	 */
+	smp_mb();
 	if (!atomic_read(&r->armed) || ktrack_ring_unread(r) < s->wm_bytes)
 		return;
 	if (atomic_cmpxchg(&r->armed, 1, 0) == 1)
@@ -239,7 +277,7 @@ static notrace void give_back_lost(struct ktrack_ring *r, long n, long first, lo
  * that came before it.
  */
 static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r, u32 len,
-				u64 ts)
+				u64 ts, bool carrier)
 {
 	long pending = local_read(&r->lost_pending), first = 0, last = 0;
 	u64 head, end, off, pad;
@@ -262,8 +300,14 @@ static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r,
 		if (!ring_room(r, head, end)) {
 			if (pending)
 				give_back_lost(r, pending, first, last);
-			note_lost(r, ts);
-			local_inc(&r->lost_full);
+			/*
+			 * The flush's carrier is no record of its own: when it
+			 * finds no room it must not count as one more loss.
+			 */
+			if (!carrier) {
+				note_lost(r, ts);
+				local_inc(&r->lost_full);
+			}
 			return NULL;
 		}
 		if (local_cmpxchg(&r->head, head, end) == head)
@@ -306,7 +350,8 @@ static inline bool too_big(const struct ktrack_ring *r, u32 len)
 enum ring_reserve_kind { RESERVE_EVENT, RESERVE_META, RESERVE_FORCED };
 
 static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
-				  struct ktrack_reservation *res, enum ring_reserve_kind kind)
+				  struct ktrack_reservation *res, enum ring_reserve_kind kind,
+				  int on_cpu)
 {
 	struct ktrack_ring *r;
 	u32 len;
@@ -319,7 +364,11 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 		goto out;
 	/* Pairs with smp_store_release(&s->running) at start. */
 	smp_rmb();
-	cpu = smp_processor_id();
+	/*
+	 * on_cpu >= 0 only for the flush of an offline CPU's ring, which no
+	 * writer touches while the caller holds cpus_read_lock().
+	 */
+	cpu = on_cpu >= 0 ? on_cpu : smp_processor_id();
 	r = s->rings[cpu];
 	if (kind == RESERVE_EVENT && filtered_out(s, cpu)) {
 		local_inc(&r->filtered);
@@ -334,7 +383,7 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	}
 	local_inc(&r->nest);
 	barrier();
-	p = ring_claim(s, r, len, ts);
+	p = ring_claim(s, r, len, ts, kind == RESERVE_FORCED);
 	if (!p) {
 		ring_put(r);
 		goto out;
@@ -356,13 +405,13 @@ out:
 void notrace *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
 				  struct ktrack_reservation *res)
 {
-	return ring_reserve(s, type, payload_len, res, RESERVE_EVENT);
+	return ring_reserve(s, type, payload_len, res, RESERVE_EVENT, -1);
 }
 
 int ktrack_session_write_meta(struct ktrack_session *s, u16 type, const void *payload, u32 len)
 {
 	struct ktrack_reservation res;
-	u8 *p = ring_reserve(s, type, len, &res, RESERVE_META);
+	u8 *p = ring_reserve(s, type, len, &res, RESERVE_META, -1);
 
 	if (!p)
 		return -ENOSPC;
@@ -403,17 +452,6 @@ int notrace ktrack_session_write(struct ktrack_session *s, u16 type, const void 
 	return 0;
 }
 
-u64 ktrack_ring_unread(struct ktrack_ring *r)
-{
-	/* Acquire: pairs with the writer's release of data_head. */
-	u64 head = smp_load_acquire(&r->ctrl->data_head);
-	u64 tail = READ_ONCE(r->ctrl->data_tail);
-
-	if (r->mode == KTRACK_MODE_OVERWRITE)
-		tail = max(tail, READ_ONCE(r->oldest));
-	return head > tail ? head - tail : 0;
-}
-
 /* Runs on the ring's CPU (IPI) or with the CPU offline: no writer races. */
 static void ring_flush_one(void *arg)
 {
@@ -423,7 +461,7 @@ static void ring_flush_one(void *arg)
 	if (!local_read(&r->lost_pending))
 		return;
 	/* A zero-payload reservation carries the pending LOST record. */
-	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, RESERVE_FORCED))
+	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, RESERVE_FORCED, r->cpu))
 		ring_commit(r->s, &res, false);
 }
 
@@ -441,298 +479,15 @@ void ktrack_rings_flush(struct ktrack_session *s)
 
 		if (!local_read(&r->lost_pending))
 			continue;
+		/*
+		 * An offline CPU writes nothing until it comes back, which
+		 * cpus_read_lock() holds off: flush its ring from here, or its
+		 * last losses would never be reported (review finding #13c).
+		 */
 		if (cpu_online(cpu))
 			smp_call_function_single(cpu, ring_flush_one, r, 1);
+		else
+			ring_flush_one(r);
 	}
 	cpus_read_unlock();
-}
-
-static void ring_wakeup(struct irq_work *w)
-{
-	struct ktrack_ring *r = container_of(w, struct ktrack_ring, wakeup);
-
-	ktrack_session_wake(r->s);
-}
-
-/*
- * poll() and read()'s wait condition run without a session lock: they look
- * at the rings under rcu_read_lock().  The array is published only once
- * filled (ktrack_rings_alloc) and freed only a grace period after it was
- * unpublished (ktrack_rings_release).
- */
-void ktrack_rings_arm(struct ktrack_session *s)
-{
-	struct ktrack_ring **rings;
-	u32 cpu;
-
-	rcu_read_lock();
-	/* Pairs with the release that publishes a filled array (rings_alloc). */
-	rings = smp_load_acquire(&s->rings);
-	if (rings)
-		for_each_possible_cpu(cpu)
-			atomic_set(&rings[cpu]->armed, 1);
-	rcu_read_unlock();
-	/* Armed before the caller checks for data: no lost wakeup. */
-	smp_mb();
-}
-
-bool ktrack_rings_readable(struct ktrack_session *s, bool any)
-{
-	struct ktrack_ring **rings;
-	bool ret = false;
-	u32 cpu;
-
-	rcu_read_lock();
-	/* Pairs with the release that publishes a filled array (rings_alloc). */
-	rings = smp_load_acquire(&s->rings);
-	if (rings) {
-		for_each_possible_cpu(cpu) {
-			u64 n = ktrack_ring_unread(rings[cpu]);
-
-			if (n && (any || n >= s->wm_bytes)) {
-				ret = true;
-				break;
-			}
-		}
-	}
-	rcu_read_unlock();
-	return ret;
-}
-
-void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
-{
-	st->written = local_read(&r->written);
-	st->lost_full = local_read(&r->lost_full);
-	st->lost_too_big = local_read(&r->lost_too_big);
-	st->overwritten = local_read(&r->overwritten);
-	st->bytes = local_read(&r->bytes);
-	st->read = atomic64_read(&r->read);
-	st->filtered = local_read(&r->filtered);
-}
-
-static void rings_free_array(struct ktrack_ring **rings)
-{
-	u32 cpu;
-
-	if (!rings)
-		return;
-	for_each_possible_cpu(cpu) {
-		struct ktrack_ring *r = rings[cpu];
-
-		if (!r)
-			continue;
-		irq_work_sync(&r->wakeup);
-		vfree(r->area);
-		kfree(r);
-	}
-	kfree(rings);
-}
-
-/*
- * Build the rings aside and publish them whole: poll() and read() look at
- * s->rings without the session's locks.  Callers hold s->mmap_lock.
- */
-int ktrack_rings_alloc(struct ktrack_session *s)
-{
-	size_t bytes = ((size_t)s->cfg.buf_pages + 1) * PAGE_SIZE;
-	struct ktrack_ring **rings;
-	u32 cpu;
-
-	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
-	if (!rings)
-		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		struct ktrack_ring *r = kzalloc_node(sizeof(*r), GFP_KERNEL, cpu_to_node(cpu));
-
-		if (!r)
-			goto fail;
-		rings[cpu] = r;
-		r->area = vmalloc_user(bytes);
-		if (!r->area)
-			goto fail;
-		r->ctrl = r->area;
-		r->data = (u8 *)r->area + PAGE_SIZE;
-		r->size = (u64)s->cfg.buf_pages * PAGE_SIZE;
-		r->cpu = cpu;
-		r->mode = s->cfg.mode;
-		r->s = s;
-		r->ctrl->data_size = r->size;
-		r->ctrl->cpu = cpu;
-		r->ctrl->mode = r->mode;
-		init_irq_work(&r->wakeup, ring_wakeup);
-	}
-	/* Release: every ring is filled before anyone sees the array. */
-	smp_store_release(&s->rings, rings);
-	return 0;
-fail:
-	rings_free_array(rings);
-	return -ENOMEM;
-}
-
-/* The last reference is gone: nobody looks at the rings any more. */
-void ktrack_rings_free(struct ktrack_session *s)
-{
-	rings_free_array(s->rings);
-	s->rings = NULL;
-}
-
-/*
- * Free the rings of a live, stopped, unmapped session (SET_CONFIG).  The
- * caller holds s->read_lock (no read() runs) and s->mmap_lock; poll()ers
- * may still look, under RCU: unpublish, wait for them, then free.
- */
-void ktrack_rings_release(struct ktrack_session *s)
-{
-	struct ktrack_ring **rings = s->rings;
-
-	if (!rings)
-		return;
-	WRITE_ONCE(s->rings, NULL);
-	synchronize_rcu();
-	rings_free_array(rings);
-}
-
-/* Overwrite mode: 'oldest' and its index, consistent (seqcount). */
-static void ring_read_oldest(struct ktrack_ring *r, u64 *pos, u64 *index)
-{
-	u64 s1;
-
-	for (;;) {
-		/* Acquire: 'oldest' is read after seq (writer's wmb). */
-		s1 = smp_load_acquire(&r->seq);
-		if (s1 & 1) {
-			cpu_relax();
-			continue;
-		}
-		*pos = READ_ONCE(r->oldest);
-		*index = READ_ONCE(r->oldest_index);
-		smp_rmb();	/* read 'oldest' before re-checking seq */
-		if (READ_ONCE(r->seq) == s1)
-			return;
-	}
-}
-
-/*
- * read() from one ring into buf[*done..count).  Returns 0, -EFAULT,
- * -EINVAL (first record does not fit) or -EIO (userspace corrupted the
- * positions).
- */
-static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size_t *done)
-{
-	struct ktrack_ring_ctrl *ctrl = r->ctrl;
-	bool ow = r->mode == KTRACK_MODE_OVERWRITE;
-	u64 tail = READ_ONCE(ctrl->data_tail);
-	u64 index = READ_ONCE(ctrl->tail_index);
-	u64 oldest = 0, oindex = 0, nread = 0;
-	int ret = 0;
-
-	for (;;) {
-		/* Acquire: pairs with the writer's release of data_head. */
-		u64 head = smp_load_acquire(&ctrl->data_head);
-		u64 off;
-		u16 len, type;
-
-		if (ow) {
-			ring_read_oldest(r, &oldest, &oindex);
-			if (oldest > tail && oindex == index) {
-				tail = oldest;	/* only PAD was reclaimed */
-				continue;
-			}
-			if (oldest > tail) {
-				struct {
-					struct ktrack_rec_hdr h;
-					struct ktrack_rec_lost l;
-				} lost = {};
-
-				if (count - *done < sizeof(lost)) {
-					ret = *done ? 0 : -EINVAL;
-					break;
-				}
-				lost.h.len = sizeof(lost);
-				lost.h.type = KTRACK_REC_LOST;
-				lost.h.cpu = r->cpu;
-				lost.l.count = oindex - index;
-				lost.l.reason = KTRACK_LOST_OVERWRITTEN;
-				if (copy_to_user(buf + *done, &lost, sizeof(lost))) {
-					ret = -EFAULT;
-					break;
-				}
-				*done += sizeof(lost);
-				tail = oldest;
-				index = oindex;
-				continue;
-			}
-		}
-		if (tail == head)
-			break;
-		if (head - tail > r->size) {
-			ret = -EIO;
-			break;
-		}
-		off = tail & ring_mask(r);
-		len = READ_ONCE(*(u16 *)(r->data + off));
-		type = READ_ONCE(*(u16 *)(r->data + off + 2));
-		if (len < 8 || (len & 7) || off + len > r->size ||
-		    (type != KTRACK_REC_PAD && len < sizeof(struct ktrack_rec_hdr))) {
-			if (ow) {
-				ring_read_oldest(r, &oldest, &oindex);
-				if (oldest > tail)
-					continue;
-			}
-			ret = -EIO;
-			break;
-		}
-		if (type != KTRACK_REC_PAD) {
-			if (count - *done < len) {
-				ret = *done ? 0 : -EINVAL;
-				break;
-			}
-			if (copy_to_user(buf + *done, r->data + off, len)) {
-				ret = -EFAULT;
-				break;
-			}
-		}
-		if (ow) {
-			/* The copy counts only if it was not reclaimed meanwhile. */
-			smp_rmb();
-			ring_read_oldest(r, &oldest, &oindex);
-			if (oldest > tail)
-				continue;
-		}
-		if (type != KTRACK_REC_PAD) {
-			*done += len;
-			index += rec_weight(r->data + off, type);
-			nread++;
-		}
-		tail += len;
-	}
-	WRITE_ONCE(ctrl->tail_index, index);
-	/* Release: our copies are done before the writer reuses the space. */
-	smp_store_release(&ctrl->data_tail, tail);
-	atomic64_add(nread, &r->read);
-	return ret;
-}
-
-ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t count)
-{
-	/* Under s->read_lock: the rings are not freed meanwhile. */
-	struct ktrack_ring **rings = smp_load_acquire(&s->rings);
-	size_t done = 0;
-	u32 i, cpu;
-	int ret = 0;
-
-	if (!rings)
-		return 0;
-	for (i = 0; i < s->nr_rings && !ret; i++) {
-		cpu = (s->read_cpu + i) % s->nr_rings;
-		if (!cpu_possible(cpu))
-			continue;
-		ret = ring_read(rings[cpu], buf, count, &done);
-		if (ret == -EINVAL && done)
-			ret = 0;
-		if (done >= count)
-			break;
-	}
-	s->read_cpu = (s->read_cpu + 1) % s->nr_rings;
-	return done ? done : ret;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ring.h - per-CPU ring buffers of a session (see ring.c for the design).
+ * ring.h - per-CPU ring buffers of a session (see ring.c for the design):
+ * ring.c writes, ring_read.c reads, ring_alloc.c allocates and frees.
  */
 #ifndef _KTRACK_RING_H
 #define _KTRACK_RING_H
@@ -49,12 +50,27 @@ struct ktrack_ring {
 	u64 oldest;
 	u64 oldest_index;
 
+	u64 pub_head;			/* data_head as published: the kernel's copy */
+	u64 consumed;			/* overwrite mode: read() vs reclaim, see ring_steal() */
 	atomic64_t read;		/* records consumed by read() */
 	atomic_t armed;			/* a reader sleeps: wake it */
 	struct irq_work wakeup;		/* wake_up() is not NMI-safe */
 };
 
-/* Allocate and publish s->rings; under s->mmap_lock. */
+static inline u64 ring_mask(const struct ktrack_ring *r)
+{
+	return r->size - 1;
+}
+
+/* Records a record stands for: a LOST record its count (overwrite mode). */
+static __always_inline u64 rec_weight(const u8 *rec, u16 type)
+{
+	if (type == KTRACK_REC_LOST)
+		return READ_ONCE(((const struct ktrack_rec_lost *)(rec + sizeof(struct ktrack_rec_hdr)))->count);
+	return 1;
+}
+
+/* ring_alloc.c: allocate and publish s->rings; under s->mmap_lock. */
 int ktrack_rings_alloc(struct ktrack_session *s);
 /* Free them with the session (last reference). */
 void ktrack_rings_free(struct ktrack_session *s);

@@ -51,7 +51,13 @@ struct ktrack_session {
 	int running;			/* read locklessly by writers */
 	bool dead;			/* torn down: destroyed or closed */
 	bool touched;			/* configured, started, mapped, ... */
-	bool flush;			/* wake readers on any data */
+	/*
+	 * Bumped by FLUSH and STOP: a file whose flush_seen differs wakes on
+	 * any data until poll() finds it drained.  Per file, so that a
+	 * second poller or a concurrent FLUSH loses nothing (finding #14).
+	 */
+	u32 flush_seq;
+	bool leaving;			/* its file attaches elsewhere: no mmap */
 	atomic_t nr_fds;
 	atomic_t nr_maps;
 
@@ -66,9 +72,13 @@ struct ktrack_file {
 	struct ktrack_session *s;
 	struct list_head node;		/* s->files, under s->files_lock */
 	wait_queue_head_t wq;		/* poll() and read() of this file */
+	u32 flush_seen;			/* s->flush_seq that poll() found drained */
 };
 
+/* ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM). */
 struct ktrack_session *ktrack_session_new(const char *name);
+/* 0, or -E2BIG when its rings would exceed max_pages_per_session. */
+int ktrack_session_check_pages(struct ktrack_session *s);
 void ktrack_session_put(struct ktrack_session *s);
 static inline void ktrack_session_get(struct ktrack_session *s)
 {
@@ -86,11 +96,29 @@ struct ktrack_session *ktrack_file_session(struct ktrack_file *f);
 /* Last close of a file attached to 's'. */
 void ktrack_session_file_release(struct ktrack_session *s);
 
+/* session.c: under s->lock (START, STOP) or taking it (teardown, once). */
+int ktrack_session_start_locked(struct ktrack_session *s);
+void ktrack_session_stop_locked(struct ktrack_session *s);
+void ktrack_session_teardown(struct ktrack_session *s);
+/* Wakeup watermark of a config, in bytes; its rings over max_pages_per_session? */
+u32 ktrack_config_watermark(const struct ktrack_config *c);
+bool ktrack_config_over_limit(const struct ktrack_config *c);
+
+/* session_named.c: CREATE, ATTACH, DESTROY, LIST. */
+long ktrack_session_create(struct ktrack_file *f, struct ktrack_session *cur, void __user *arg);
+long ktrack_session_attach(struct ktrack_file *f, struct ktrack_session *cur, void __user *arg);
+long ktrack_session_destroy(void __user *arg);
+long ktrack_session_list(void __user *arg);
+
+/* session_ioctl.c */
 long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s,
 			  unsigned int cmd, void __user *arg);
-/* read(): attach a pristine anonymous file to the "default" session. */
+/* session_named.c - read(): attach a pristine anonymous file to "default". */
 void ktrack_session_maybe_attach_default(struct ktrack_file *f);
+/* session_mmap.c */
 int ktrack_session_mmap(struct ktrack_session *s, struct vm_area_struct *vma);
-bool ktrack_session_readable(struct ktrack_session *s);
+bool ktrack_session_readable(struct ktrack_session *s, struct ktrack_file *f);
+/* poll() found nothing to read: a flush seen so far is drained. */
+void ktrack_session_flush_drained(struct ktrack_session *s, struct ktrack_file *f, u32 seq);
 
 #endif /* _KTRACK_SESSION_H */

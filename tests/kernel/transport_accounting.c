@@ -12,6 +12,8 @@
  * the longjmp.
  */
 #pragma GCC diagnostic ignored "-Wclobbered"
+#include <fcntl.h>
+
 #include "kselftest_harness.h"
 #include "transport_lib.h"
 
@@ -33,8 +35,13 @@ FIXTURE_SETUP(acct)
 	memset(&self->chk, 0, sizeof(self->chk));
 }
 
+static int offline_cpu = -1;	/* put back online by the teardown */
+static int cpu_set_online(int cpu, int on);
+
 FIXTURE_TEARDOWN(acct)
 {
+	if (offline_cpu >= 0 && !cpu_set_online(offline_cpu, 1))
+		offline_cpu = -1;
 	if (self->fd >= 0)
 		close(self->fd);
 	tp_unload();
@@ -208,6 +215,163 @@ TEST_F(acct, tiny_overwrite_read_keeps_newest)
 	/* Flight recorder: the newest records survive, up to the last one. */
 	for (cpu = 0; cpu < tp_nr_cpus(self->fd); cpu++)
 		EXPECT_EQ(self->prod.n[cpu][0], c->next[cpu][0]);
+}
+
+/*
+ * The stats equations of ktrack.h hold exactly once read() drained a ring
+ * (review finding #13): 'read' counts records of 'written' only (not the
+ * LOST markers, which stand for records never written) and 'overwritten'
+ * counts records, not the counts of the LOST records it reclaimed.
+ */
+static void equations(struct __test_metadata *_metadata, FIXTURE_DATA(acct) *self, __u32 mode,
+		      __u32 run)
+{
+	struct ktrack_cpu_stats cs[TP_MAX_CPUS];
+	int cpu, ncpu;
+
+	self->fd = tp_open(1, mode);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	self->chk.run = run;
+	ASSERT_EQ(0, tp_run(run, 3000, ALL_CTX, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
+	/* Drained: the pending LOST records now have room. */
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_FLUSH));
+	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
+	EXPECT_EQ(0, self->chk.errors) TH_LOG("%s", self->chk.first_error);
+	EXPECT_EQ(self->prod.total, self->chk.received + self->chk.lost);
+	ncpu = tp_nr_cpus(self->fd);
+	ASSERT_EQ(0, tp_stats(self->fd, cs, ncpu, NULL));
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		__u64 p = 0;
+		int ctx;
+
+		for (ctx = 0; ctx < TP_NCTX; ctx++)
+			p += self->prod.n[cpu][ctx];
+		EXPECT_EQ(p, cs[cpu].written + cs[cpu].lost_full + cs[cpu].lost_too_big)
+			TH_LOG("cpu %d: produced = written + lost", cpu);
+		EXPECT_EQ(cs[cpu].written, cs[cpu].read + cs[cpu].overwritten)
+			TH_LOG("cpu %d: written %llu read %llu overwritten %llu", cpu,
+			       (unsigned long long)cs[cpu].written, (unsigned long long)cs[cpu].read,
+			       (unsigned long long)cs[cpu].overwritten);
+	}
+}
+
+TEST_F(acct, stats_equations_discard)
+{
+	equations(_metadata, self, KTRACK_MODE_DISCARD, 20);
+}
+
+TEST_F(acct, stats_equations_overwrite)
+{
+	equations(_metadata, self, KTRACK_MODE_OVERWRITE, 21);
+}
+
+/*
+ * A mapper that stores a data_tail beyond data_head (the control page is
+ * writable) must not wedge the ring nor make read() return uncommitted
+ * bytes (review finding #13d).  Such a tail means "all consumed" (the
+ * mapper's own loss), and the next read() stores a sane tail again.
+ * Before the fix every later record was lost for good.
+ */
+TEST_F(acct, mapper_tail_past_head_does_not_wedge)
+{
+	struct ktrack_cpu_stats cs[TP_MAX_CPUS];
+	struct tp_check first = { .run = 22 };
+	int cpu;
+
+	self->fd = tp_open(4, KTRACK_MODE_DISCARD);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tp_map(&self->rd, self->fd, 4));
+	for (cpu = 0; cpu < self->rd.ncpu; cpu++)
+		self->rd.rings[cpu].ctrl->data_tail = 1ULL << 40;
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	ASSERT_EQ(0, tp_run(22, 100, TASK_ONLY, PAYLOAD, &self->prod));
+	/* Running, non-blocking: returns what is readable (nothing) and repairs the tail. */
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
+	ASSERT_LE(0, tp_read_all(self->fd, &first));
+	EXPECT_EQ(0, first.received) TH_LOG("read() returned bytes past the mapper's tail");
+	self->chk.run = 25;
+	ASSERT_EQ(0, tp_run(25, 100, TASK_ONLY, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
+	EXPECT_EQ(0, self->chk.errors) TH_LOG("%s", self->chk.first_error);
+	EXPECT_EQ(self->prod.total, self->chk.received);
+	ASSERT_EQ(0, tp_stats(self->fd, cs, self->rd.ncpu, NULL));
+	for (cpu = 0; cpu < self->rd.ncpu; cpu++)
+		EXPECT_EQ(0, cs[cpu].lost_full) TH_LOG("cpu %d wedged", cpu);
+	tp_unmap(&self->rd);
+}
+
+/*
+ * A watermark at the buffer size (wakeup_percent 100) is reachable
+ * (review finding #14): records never wrap, so a discard ring never holds
+ * exactly its size unread, and poll() used to sleep for good.
+ */
+TEST_F(acct, full_watermark_still_wakes_poll)
+{
+	struct ktrack_config c = { .size = sizeof(c), .buf_pages = 1,
+				   .mode = KTRACK_MODE_DISCARD, .wakeup_percent = 100 };
+	struct pollfd p;
+
+	self->fd = open("/dev/ktrack", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_SET_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	ASSERT_EQ(0, tp_run(23, 500, TASK_ONLY, PAYLOAD, &self->prod));
+	/* Still running: only the watermark can make it readable. */
+	p = (struct pollfd){ .fd = self->fd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&p, 1, 5000)) TH_LOG("a full ring did not reach the watermark");
+	EXPECT_TRUE(p.revents & POLLIN);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+}
+
+static int cpu_set_online(int cpu, int on)
+{
+	char path[96];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Losses pending on a CPU that went offline are reported by FLUSH (review
+ * finding #13c): before the fix only online CPUs were flushed, so the last
+ * LOST record of an offline CPU never came and produced != received + lost.
+ */
+TEST_F(acct, flush_reports_losses_of_an_offline_cpu)
+{
+	int last;
+
+	self->fd = tp_open(1, KTRACK_MODE_DISCARD);
+	ASSERT_LE(0, self->fd);
+	last = tp_nr_cpus(self->fd) - 1;
+	ASSERT_LT(0, last) TH_LOG("run the VM with --smp 2 or more");
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	self->chk.run = 24;
+	self->chk.exact_gaps = true;
+	ASSERT_EQ(0, tp_run(24, 2000, TASK_ONLY, PAYLOAD, &self->prod));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	/* Drain: room for the LOST records, then take the CPU away. */
+	ASSERT_LE(0, tp_read_all(self->fd, &self->chk));
+	ASSERT_EQ(0, cpu_set_online(last, 0));
+	offline_cpu = last;
+	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_FLUSH));
+	EXPECT_LE(0, tp_read_all(self->fd, &self->chk));
+	ASSERT_EQ(0, cpu_set_online(last, 1));
+	offline_cpu = -1;
+	EXPECT_EQ(0, self->chk.errors) TH_LOG("%s", self->chk.first_error);
+	EXPECT_EQ(self->prod.total, self->chk.received + self->chk.lost)
+		TH_LOG("received %llu lost %llu produced %llu",
+		       (unsigned long long)self->chk.received, (unsigned long long)self->chk.lost,
+		       (unsigned long long)self->prod.total);
 }
 
 TEST_HARNESS_MAIN

@@ -13,7 +13,9 @@
  *	8; struct ktrack_rec_test_seq + filler).  seq counts from 0 per
  *	(RUN, context, CPU).  The contexts interleave: a task loop bound to
  *	the CPU emits, and every few records raises a self-IPI (irq_work:
- *	hardirq), arms a pinned timer (softirq) and sends itself an NMI
+ *	hardirq) or, alternately, a function-call IPI to the next online CPU
+ *	(smp_call_function_single: hardirq there), arms a pinned timer
+ *	(softirq) and sends itself an NMI
  *	(an NMI IPI through the local APIC, as the kernel's NMI backtrace
  *	does: it needs no PMU, so it works under QEMU TCG too), which emit
  *	in batches.
@@ -87,6 +89,16 @@ static void hard_fn(struct irq_work *w)
 	emit_batch(container_of(w, struct emit_cpu, hard), KTRACK_RECF_CTX_HARDIRQ, HARD_BATCH);
 }
 
+/* A cross-CPU function-call IPI: hardirq context on the target CPU. */
+static void ipi_fn(void *arg)
+{
+	emit_batch(arg, KTRACK_RECF_CTX_HARDIRQ, HARD_BATCH);
+}
+
+static void ipi_nop(void *arg)
+{
+}
+
 static void timer_fn(struct timer_list *t)
 {
 	emit_batch(container_of(t, struct emit_cpu, timer), KTRACK_RECF_CTX_SOFTIRQ, SOFT_BATCH);
@@ -131,8 +143,21 @@ static void task_fn(struct work_struct *w)
 
 	while (busy(e)) {
 		emit_batch(e, KTRACK_RECF_CTX_TASK, 1);
-		if (!(i % 8) && atomic_read(&e->left[KTRACK_RECF_CTX_HARDIRQ]) > 0)
-			irq_work_queue(&e->hard);
+		if (!(i % 8) && atomic_read(&e->left[KTRACK_RECF_CTX_HARDIRQ]) > 0) {
+			unsigned int next = cpumask_next(e->cpu, cpu_online_mask);
+
+			if (next >= nr_cpu_ids)
+				next = cpumask_first(cpu_online_mask);
+
+			/*
+			 * An IPI to ourselves would run the function here with
+			 * interrupts off, not in hardirq context: only to another CPU.
+			 */
+			if ((i % 16) && next != e->cpu)
+				smp_call_function_single(next, ipi_fn, per_cpu_ptr(ecpus, next), 0);
+			else
+				irq_work_queue(&e->hard);
+		}
 		if (!(i % 32) && atomic_read(&e->left[KTRACK_RECF_CTX_SOFTIRQ]) > 0 &&
 		    !timer_pending(&e->timer))
 			mod_timer(&e->timer, jiffies);
@@ -173,6 +198,11 @@ static int do_run(u32 run, u32 count, u32 mask, u32 size)
 		schedule_work_on(cpu, &per_cpu_ptr(ecpus, cpu)->work);
 	for_each_online_cpu(cpu)
 		flush_work(&per_cpu_ptr(ecpus, cpu)->work);
+	/*
+	 * Each CPU runs its function calls in order: a waited one on every
+	 * CPU means the asynchronous ones of the task loops are done.
+	 */
+	on_each_cpu(ipi_nop, NULL, 1);
 	off = scnprintf(result, sizeof(result), "run %u nmi_supported %d\n", run,
 			!!(mask & BIT(KTRACK_RECF_CTX_NMI)));
 	for_each_online_cpu(cpu) {

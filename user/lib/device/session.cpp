@@ -195,9 +195,11 @@ void Session::configure(const SessionConfig &cfg) {
   c.cpu_mask = cfg.cpu_mask;
   int rc = dev_.ioctl_raw(KTRACK_IOC_SET_CONFIG, &c);
   if (rc == -E2BIG)
-    throw Error(
-        fmt::format("cannot configure the session buffers: {} pages per CPU is more than the maximum {}",
-                    cfg.buf_pages, KTRACK_MAX_BUF_PAGES));
+    throw Error(fmt::format(
+        "cannot configure the session buffers: {} pages per CPU is more than the maximum {}, or more than "
+        "the module parameter max_pages_per_session allows for every CPU together (default 1/16 of RAM; "
+        "see /sys/module/ktrack/parameters/max_pages_per_session)",
+        cfg.buf_pages, KTRACK_MAX_BUF_PAGES));
   if (rc == -EINVAL)
     throw Error(
         "cannot configure the session: the buffer size must be a power of two pages, the mode, clock, "
@@ -221,6 +223,10 @@ SessionConfig Session::config() const {
 void Session::start() {
   int rc = dev_.ioctl_raw(KTRACK_IOC_START, nullptr);
   if (rc == -EBUSY) throw Error("cannot start the session: it is already running");
+  if (rc == -E2BIG)
+    throw Error(
+        "cannot start the session: its buffers for every CPU are more than the module parameter "
+        "max_pages_per_session allows (default 1/16 of RAM): configure fewer pages per CPU");
   if (rc < 0) throw SysError("start the session", -rc);
 }
 

@@ -30,6 +30,10 @@ const char *generic_advice(int err) {
       return "a size in the request is larger than the kernel allows";
     case EBUSY:
       return "the resource is in use: stop the session or close its readers first";
+    case EMFILE:
+      return "ktrack's session limit is reached (module parameter max_sessions, default 64): close "
+             "other ktrack users or destroy named sessions ('ktrackctl session list'), or raise it in "
+             "/sys/module/ktrack/parameters/max_sessions";
     case ENOMEM:
       return "the kernel is out of memory for this request: ask for smaller buffers";
     case ENODEV:

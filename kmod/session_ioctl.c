@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * session_ioctl.c - the per-session ioctls (SET_CONFIG, GET_CONFIG,
+ * GET_STATS, START, STOP, FLUSH) and the dispatch of every session
+ * command, the parts' ranges included (ktrack_internal.h).  Copies in
+ * before locking and out after unlocking (lock order: session.c).
+ */
+#include <linux/cpumask.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "ktrack_internal.h"
+#include "ring.h"
+#include "session.h"
+#include "uapi_copy.h"
+
+static long session_set_config(struct ktrack_session *s, void __user *arg)
+{
+	bool reader_out = false;
+	struct ktrack_config c;
+	u32 usize, i;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
+	if (ret)
+		return ret;
+	if (c.flags || c.mode > KTRACK_MODE_OVERWRITE || c.clock > KTRACK_CLOCK_BOOT ||
+	    c.wakeup_percent > 100 || c.nr_pids > KTRACK_MAX_PID_FILTER)
+		return -EINVAL;
+	if (!c.buf_pages || !is_power_of_2(c.buf_pages))
+		return -EINVAL;
+	if (c.buf_pages > KTRACK_MAX_BUF_PAGES || ktrack_config_over_limit(&c))
+		return -E2BIG;
+	for (i = c.nr_pids; i < KTRACK_MAX_PID_FILTER; i++)
+		if (c.pids[i])
+			return -EINVAL;
+	for (i = 0; i < c.nr_pids; i++)
+		if (c.pids[i] <= 0)
+			return -EINVAL;
+	if (nr_cpu_ids < 64 && (c.cpu_mask >> nr_cpu_ids))
+		return -EINVAL;
+	c.size = sizeof(c);
+	/*
+	 * New rings mean freeing the old ones, which read() uses under
+	 * read_lock alone.  read_lock is held across read()'s user copies and
+	 * waits, so it is taken before s->lock, and only when rings go.
+	 */
+again:
+	if (reader_out && mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
+	mutex_lock(&s->lock);
+	mutex_lock(&s->mmap_lock);
+	ret = 0;
+	if (s->dead) {
+		ret = -ENODEV;
+	} else if (s->running) {
+		ret = -EBUSY;
+	} else if (s->rings && (c.buf_pages != s->cfg.buf_pages || c.mode != s->cfg.mode)) {
+		if (atomic_read(&s->nr_maps)) {
+			ret = -EBUSY;
+		} else if (!reader_out) {
+			mutex_unlock(&s->mmap_lock);
+			mutex_unlock(&s->lock);
+			reader_out = true;
+			goto again;
+		} else {
+			ktrack_rings_release(s);
+		}
+	}
+	if (!ret) {
+		s->cfg = c;
+		s->wm_bytes = ktrack_config_watermark(&c);
+		s->touched = true;
+	}
+	mutex_unlock(&s->mmap_lock);
+	mutex_unlock(&s->lock);
+	if (reader_out)
+		mutex_unlock(&s->read_lock);
+	return ret;
+}
+
+static long session_get_config(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_config c;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
+	if (ret)
+		return ret;
+	mutex_lock(&s->lock);
+	c = s->cfg;
+	mutex_unlock(&s->lock);
+	c.size = sizeof(c);
+	if (copy_to_user(arg, &c, min_t(size_t, usize, sizeof(c))))
+		return -EFAULT;
+	return 0;
+}
+
+static long session_get_stats(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_stats st;
+	struct ktrack_cpu_stats *cs = NULL;
+	u32 usize, cpu, n;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&st, sizeof(st), sizeof(st), arg, &usize);
+	if (ret)
+		return ret;
+	if (st.__pad)
+		return -EINVAL;
+	if (st.nr_cpus && !st.cpus_ptr)
+		return -EFAULT;
+	n = min(st.nr_cpus, nr_cpu_ids);
+	if (n) {
+		cs = kvcalloc(n, sizeof(*cs), GFP_KERNEL);
+		if (!cs)
+			return -ENOMEM;
+	}
+	/* Filled under the locks, copied out after them (see the lock order). */
+	mutex_lock(&s->lock);
+	mutex_lock(&s->mmap_lock);
+	for (cpu = 0; cpu < n; cpu++) {
+		cs[cpu].cpu = cpu;
+		cs[cpu].online = cpu_online(cpu);
+		if (s->rings && s->rings[cpu])
+			ktrack_ring_fill_stats(s->rings[cpu], &cs[cpu]);
+	}
+	st.state = s->state;
+	mutex_unlock(&s->mmap_lock);
+	mutex_unlock(&s->lock);
+	ret = 0;
+	for (cpu = 0; cpu < n && !ret; cpu++)
+		if (copy_to_user((struct ktrack_cpu_stats __user *)u64_to_user_ptr(st.cpus_ptr) + cpu,
+				 &cs[cpu], sizeof(*cs)))
+			ret = -EFAULT;
+	kvfree(cs);
+	if (ret)
+		return ret;
+	st.nr_cpus = nr_cpu_ids;
+	st.size = sizeof(st);
+	if (copy_to_user(arg, &st, min_t(size_t, usize, sizeof(st))))
+		return -EFAULT;
+	return 0;
+}
+
+long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsigned int cmd,
+			  void __user *arg)
+{
+	long ret;
+
+	switch (cmd) {
+	case KTRACK_IOC_SET_CONFIG:
+		return session_set_config(s, arg);
+	case KTRACK_IOC_GET_CONFIG:
+		return session_get_config(s, arg);
+	case KTRACK_IOC_GET_STATS:
+		return session_get_stats(s, arg);
+	case KTRACK_IOC_SESSION_CREATE:
+		return ktrack_session_create(f, s, arg);
+	case KTRACK_IOC_SESSION_ATTACH:
+		return ktrack_session_attach(f, s, arg);
+	case KTRACK_IOC_SESSION_DESTROY:
+		return ktrack_session_destroy(arg);
+	case KTRACK_IOC_SESSION_LIST:
+		return ktrack_session_list(arg);
+	case KTRACK_IOC_START:
+	case KTRACK_IOC_STOP:
+	case KTRACK_IOC_FLUSH:
+		break;
+	default:
+		break;
+	}
+	mutex_lock(&s->lock);
+	if (s->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	switch (cmd) {
+	case KTRACK_IOC_START:
+		ret = ktrack_session_start_locked(s);
+		break;
+	case KTRACK_IOC_STOP:
+		ret = s->running ? 0 : -EALREADY;
+		ktrack_session_stop_locked(s);
+		break;
+	case KTRACK_IOC_FLUSH:
+		ktrack_rings_flush(s);
+		/* After the LOST records: a poller that sees the seq sees them. */
+		smp_wmb();
+		WRITE_ONCE(s->flush_seq, s->flush_seq + 1);
+		ktrack_session_wake(s);
+		ret = 0;
+		break;
+	default:
+		/*
+		 * Each part owns a range of command numbers (ktrack_internal.h)
+		 * and runs its ioctls without s->lock, which must not be held
+		 * across their user copies; each checks ktrack_session_dead()
+		 * under its own lock.  An unknown command leaves the session
+		 * untouched: probing for commands must not make a fresh fd
+		 * impossible to attach.
+		 */
+		if ((_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f) ||
+		    (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f)) {
+			s->touched = true;
+			mutex_unlock(&s->lock);
+			if (_IOC_NR(cmd) <= 0x2f)
+				return ktrack_probe_ioctl(s, cmd, arg);
+			return ktrack_objtrace_ioctl(s, cmd, arg);
+		}
+		ret = -ENOTTY;
+	}
+out:
+	mutex_unlock(&s->lock);
+	return ret;
+}
