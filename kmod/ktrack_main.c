@@ -17,6 +17,7 @@
 
 #include <uapi/ktrack.h>
 #include "ktrack_internal.h"
+#include "alloc_stats.h"
 #include "ktrack_trace.h"
 #include "ring.h"
 #include "session.h"
@@ -230,6 +231,7 @@ static int __init ktrack_init(void)
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);
 		goto out_modev;
 	}
+	kt_alloc_stats_init();
 	pr_info("loaded, ABI %d\n", KTRACK_ABI_VERSION);
 	return 0;
 out_modev:
@@ -247,6 +249,7 @@ static void __exit ktrack_exit(void)
 	ktrack_module_events_exit();
 	ktrack_objtrace_exit();
 	ktrack_probe_exit();
+	kt_alloc_stats_exit();
 	pr_info("unloaded\n");
 }
 

@@ -273,4 +273,7 @@ static __always_inline bool objtrace_kptr(unsigned long v)
 	return v >= TASK_SIZE_MAX && !IS_ERR_VALUE(v);
 }
 
+/* Enabled states configured with KTRACK_OBJF_API (objtrace_main.c; RCU). */
+extern struct list_head objtrace_api_states;
+
 #endif /* _KTRACK_OBJTRACE_INTERNAL_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * objtrace_main.c - the object tracker's per-session state, its ioctls
- * (0x30..0x3f) and the exported driver API ktrack_obj_track/untrack().
+ * (0x30..0x3f); the exported driver API is in objtrace_api.c.
  *
  * Life cycle of a session's tracker: OBJ_CONFIG (allocates the table and
  * builds the function filters; only while disabled), OBJ_ADD_SOURCE,
@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": objtrace: " fmt
 
+#include <linux/capability.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
@@ -55,7 +56,7 @@ MODULE_PARM_DESC(max_tracked_objects,
 static DEFINE_MUTEX(objtrace_mutex);
 static LIST_HEAD(objtrace_states);
 /* Enabled states that accept ktrack_obj_track() (RCU readers). */
-static LIST_HEAD(objtrace_api_states);
+LIST_HEAD(objtrace_api_states);
 
 static struct objtrace_state *objtrace_find(struct ktrack_session *s)
 {
@@ -461,7 +462,8 @@ long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __us
 	case KTRACK_IOC_OBJ_ADD_SOURCE:
 	case KTRACK_IOC_OBJ_TRACK:
 	case KTRACK_IOC_OBJ_ENABLE:
-		if (security_locked_down(LOCKDOWN_KPROBES))
+		/* As PROBE_ADD: a handed-over fd reads, it does not arm. */
+		if (!perfmon_capable() || security_locked_down(LOCKDOWN_KPROBES))
 			return -EPERM;
 		break;
 	}
@@ -576,31 +578,3 @@ void ktrack_objtrace_exit(void)
 	}
 	mutex_unlock(&objtrace_mutex);
 }
-
-static int objtrace_api(const void *ptr, bool track, unsigned long ip)
-{
-	struct objtrace_state *st;
-	int n = 0;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(st, &objtrace_api_states, api_node) {
-		if (track)
-			n += !objtrace_track(st, (unsigned long)ptr, KTRACK_OBJ_SRC_API, ip, 0, NULL);
-		else
-			n += objtrace_untrack(st, (unsigned long)ptr, KTRACK_OBJ_END_API, ip, 0);
-	}
-	rcu_read_unlock();
-	return n;
-}
-
-int ktrack_obj_track(const void *ptr)
-{
-	return objtrace_api(ptr, true, _RET_IP_);
-}
-EXPORT_SYMBOL_GPL(ktrack_obj_track);
-
-int ktrack_obj_untrack(const void *ptr)
-{
-	return objtrace_api(ptr, false, _RET_IP_);
-}
-EXPORT_SYMBOL_GPL(ktrack_obj_untrack);

@@ -25,6 +25,7 @@
 
 #include <linux/ktime.h>
 
+#include "alloc_stats.h"
 #include "objtrace.h"
 
 static atomic64_t objtrace_life_seq = ATOMIC64_INIT(0);
@@ -64,6 +65,7 @@ int objtrace_table_init(struct objtrace_table *t, unsigned int capacity)
 		t->pool = NULL;
 		return -ENOMEM;
 	}
+	kt_alloc_add(KT_ALLOC_OBJ_TABLES, 1);
 	for (i = 0; i < nbuckets; i++)
 		INIT_HLIST_NULLS_HEAD(&t->buckets[i], i);
 	for (i = capacity; i-- > 0;) {
@@ -97,6 +99,7 @@ void objtrace_table_destroy(struct objtrace_table *t)
 	} while (READ_ONCE(t->gp_pending));
 	kvfree(t->buckets);
 	kvfree(t->pool);
+	kt_alloc_add(KT_ALLOC_OBJ_TABLES, -1);
 	t->buckets = NULL;
 	t->pool = NULL;
 }

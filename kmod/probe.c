@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * probe.c - the dynamic probe part of ktrack.ko: the ioctls 0x20..0x2f
- * (add, del, list, get), the registry of probes (each belongs to a session
+ * (add and del here; list and get in probe_query.c), the registry of probes (each belongs to a session
  * and goes away with it), arming through the right mechanism, and the
  * module notifier that arms pending probes when their module loads and
  * disarms them when it goes.
@@ -13,6 +13,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -32,7 +33,6 @@
  * the other per-session limits, so that one tool cannot starve another;
  * sessions themselves are counted elsewhere.
  */
-#define KT_MAX_PROBES_LIMIT 4096
 static unsigned int kt_max_probes = 256;
 
 static int kt_set_max_probes(const char *val, const struct kernel_param *kp)
@@ -55,8 +55,8 @@ static const struct kernel_param_ops kt_max_probes_ops = {
 module_param_cb(max_probes, &kt_max_probes_ops, &kt_max_probes, 0644);
 MODULE_PARM_DESC(max_probes, "probes per session (1..4096, default 256; more: ENOSPC)");
 
-static DEFINE_MUTEX(kt_probe_lock);
-static LIST_HEAD(kt_probes);
+DEFINE_MUTEX(kt_probe_lock);
+LIST_HEAD(kt_probes);
 static u32 kt_next_id;
 
 u64 ktrack_probe_features(void)
@@ -116,7 +116,7 @@ static int kt_arm(struct kt_probe *p)
 	return ret;
 }
 
-static u64 kt_kernel_missed(struct kt_probe *p)
+u64 kt_kernel_missed(struct kt_probe *p)
 {
 	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->missed)
 		return 0;
@@ -146,7 +146,7 @@ static bool kt_module_loaded(const char *name)
 	return true;
 }
 
-static struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name)
+struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name)
 {
 	struct kt_probe *p;
 
@@ -340,143 +340,16 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 	return p ? 0 : -ENOENT;
 }
 
-static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
-{
-	int cpu;
-
-	memset(in, 0, sizeof(*in));
-	in->id = p->id;
-	in->kind = p->kind;
-	in->mechanism = p->mechanism;
-	in->state = p->state;
-	for_each_possible_cpu(cpu) {
-		struct kt_probe_stats *st = per_cpu_ptr(p->stats, cpu);
-
-		in->hits += READ_ONCE(st->hits);
-		in->filtered += READ_ONCE(st->filtered);
-		in->dropped += READ_ONCE(st->dropped);
-		in->faults += READ_ONCE(st->faults);
-		in->misses += READ_ONCE(st->missed);
-		in->idle += READ_ONCE(st->idle);
-	}
-	in->misses += p->missed_acc + kt_kernel_missed(p);
-	in->nr_funcs = p->nr_funcs;
-	in->arm_count = p->arm_count;
-	in->desc_size = p->desc_size;
-	strscpy(in->name, p->name, sizeof(in->name));
-	if (p->kind == KTRACK_PROBE_FUNCS)
-		strscpy(in->target, p->func_names[0], sizeof(in->target));
-	else if (p->symbol[0] && p->module[0])
-		scnprintf(in->target, sizeof(in->target), "%s:%s+%llu", p->module, p->symbol,
-			 p->offset);
-	else if (p->symbol[0])
-		scnprintf(in->target, sizeof(in->target), "%s+%llu", p->symbol, p->offset);
-	else
-		scnprintf(in->target, sizeof(in->target), "0x%llx", p->addr);
-}
-
-/* Callers from before 'idle' pass entries of the first published size. */
-static_assert(offsetof(struct ktrack_probe_info, idle) == KTRACK_PROBE_INFO_SIZE_V1);
-
-static long kt_ioctl_list(struct ktrack_session *s, void __user *arg)
-{
-	struct ktrack_probe_list req;
-	struct ktrack_probe_info *buf = NULL;
-	struct kt_probe *p;
-	u32 usize, n = 0, esize, i;
-	int ret;
-
-	ret = ktrack_copy_sized_in(&req, sizeof(req), offsetof(typeof(req), entry_size), arg,
-				   &usize);
-	if (ret)
-		return ret;
-	if (req.__pad)
-		return -EINVAL;
-	/*
-	 * A caller from before 'idle' (size 16) knows the shorter entry; one
-	 * built with this header may leave entry_size 0 for its sizeof.
-	 */
-	if (usize <= offsetof(typeof(req), entry_size))
-		esize = KTRACK_PROBE_INFO_SIZE_V1;
-	else
-		esize = req.entry_size ?: sizeof(*buf);
-	if (esize < KTRACK_PROBE_INFO_SIZE_V1 || esize > PAGE_SIZE || esize % 8)
-		return -EINVAL;
-	if (req.count > KT_MAX_PROBES_LIMIT)
-		req.count = KT_MAX_PROBES_LIMIT;
-	if (req.count) {
-		if (!req.entries_ptr)
-			return -EFAULT;
-		buf = kvcalloc(req.count, sizeof(*buf), GFP_KERNEL);
-		if (!buf)
-			return -ENOMEM;
-	}
-	mutex_lock(&kt_probe_lock);
-	list_for_each_entry(p, &kt_probes, node) {
-		if (p->session != s)
-			continue;
-		if (n < req.count)
-			kt_fill_info(p, &buf[n]);
-		n++;
-	}
-	mutex_unlock(&kt_probe_lock);
-	ret = 0;
-	/* Copied out with no lock held; a larger entry gets zeroes after ours. */
-	for (i = 0; buf && i < min(n, req.count) && !ret; i++) {
-		void __user *dst = u64_to_user_ptr(req.entries_ptr) + (u64)i * esize;
-
-		if (copy_to_user(dst, &buf[i], min_t(size_t, esize, sizeof(*buf))) ||
-		    (esize > sizeof(*buf) && clear_user(dst + sizeof(*buf), esize - sizeof(*buf))))
-			ret = -EFAULT;
-	}
-	req.count = n;
-	if (!ret && copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req))))
-		ret = -EFAULT;
-	kvfree(buf);
-	return ret;
-}
-
-static long kt_ioctl_get(struct ktrack_session *s, void __user *arg)
-{
-	struct ktrack_probe_get req;
-	struct kt_probe *p;
-	void *copy = NULL;
-	u32 usize, need;
-	int ret;
-
-	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
-	if (ret)
-		return ret;
-	if (req.__pad || !req.id)
-		return -EINVAL;
-	mutex_lock(&kt_probe_lock);
-	p = kt_find(s, req.id, NULL);
-	if (!p) {
-		mutex_unlock(&kt_probe_lock);
-		return -ENOENT;
-	}
-	need = p->desc_size;
-	if (req.desc_size >= need) {
-		copy = kvmalloc(need, GFP_KERNEL);
-		if (copy)
-			memcpy(copy, p->desc, need);
-	}
-	mutex_unlock(&kt_probe_lock);
-	if (req.desc_size >= need && !copy)
-		return -ENOMEM;
-	if (copy && copy_to_user(u64_to_user_ptr(req.desc_ptr), copy, need))
-		ret = -EFAULT;
-	kvfree(copy);
-	req.desc_size = need;
-	if (!ret && copy_to_user(arg, &req, min_t(size_t, usize, sizeof(req))))
-		ret = -EFAULT;
-	return ret;
-}
-
 long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)
 {
 	switch (cmd) {
 	case KTRACK_IOC_PROBE_ADD:
+		/*
+		 * open() checked the opener; an fd handed to a process
+		 * without the privilege may read, not arm (as perf does).
+		 */
+		if (!perfmon_capable())
+			return -EPERM;
 		return kt_ioctl_add(s, arg);
 	case KTRACK_IOC_PROBE_DEL:
 		return kt_ioctl_del(s, arg);

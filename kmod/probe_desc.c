@@ -10,6 +10,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "alloc_stats.h"
 #include "probe_internal.h"
 
 /* NUL-terminated within 'len' bytes, and only [A-Za-z0-9_.-]. */
@@ -394,6 +395,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
+	kt_alloc_add(KT_ALLOC_PROBES, 1);
 	p->kind = d->kind;
 	p->flags = d->flags;
 	memcpy(p->name, d->name, sizeof(p->name));
@@ -445,6 +447,7 @@ err:
 	kfree(p->fetch);
 	free_percpu(p->stats);
 	kfree(p);
+	kt_alloc_add(KT_ALLOC_PROBES, -1);
 	return ERR_PTR(ret);
 }
 
@@ -458,4 +461,5 @@ void kt_probe_free(struct kt_probe *p)
 	free_percpu(p->stats);
 	kvfree(p->desc);
 	kfree(p);
+	kt_alloc_add(KT_ALLOC_PROBES, -1);
 }

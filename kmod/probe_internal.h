@@ -15,6 +15,7 @@
 #include <linux/fprobe.h>	/* struct fprobe, embedded */
 #include <linux/kprobes.h>	/* struct kprobe, kretprobe, embedded */
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
 
 #include "ktrack_internal.h"
@@ -171,5 +172,17 @@ void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs);
 u64 kt_probe_now(void);
 int kt_fetch_init(void);
 void kt_fetch_exit(void);
+
+/* max_probes (probe.c) is at most this many per session. */
+#define KT_MAX_PROBES_LIMIT 4096
+
+/* The registry (probe.c): every probe of every session, under kt_probe_lock. */
+extern struct mutex kt_probe_lock;
+extern struct list_head kt_probes;
+struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name);
+u64 kt_kernel_missed(struct kt_probe *p);
+/* The read-only ioctls (probe_query.c). */
+long kt_ioctl_list(struct ktrack_session *s, void __user *arg);
+long kt_ioctl_get(struct ktrack_session *s, void __user *arg);
 
 #endif /* _KTRACK_PROBE_INTERNAL_H */

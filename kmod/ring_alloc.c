@@ -13,6 +13,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
+#include "alloc_stats.h"
 #include "ktrack_internal.h"
 #include "ring.h"
 #include "session.h"
@@ -47,8 +48,11 @@ static void rings_free_array(struct ktrack_ring **rings)
 		if (!r)
 			continue;
 		irq_work_sync(&r->wakeup);
+		if (r->area)
+			kt_alloc_add(KT_ALLOC_RING_PAGES, -(long)(r->size / PAGE_SIZE + 1));
 		vfree(r->area);
 		kfree(r);
+		kt_alloc_add(KT_ALLOC_RINGS, -1);
 	}
 	kfree(rings);
 }
@@ -76,10 +80,12 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 
 		if (!r)
 			goto fail;
+		kt_alloc_add(KT_ALLOC_RINGS, 1);
 		rings[cpu] = r;
 		r->area = vmalloc_user(bytes);
 		if (!r->area)
 			goto fail;
+		kt_alloc_add(KT_ALLOC_RING_PAGES, bytes / PAGE_SIZE);
 		r->ctrl = r->area;
 		r->data = (u8 *)r->area + PAGE_SIZE;
 		r->size = (u64)s->cfg.buf_pages * PAGE_SIZE;

@@ -24,6 +24,7 @@
 #include <linux/uaccess.h>
 
 #include <ktrack/ktrack_api.h>
+#include "alloc_stats.h"
 #include "compat.h"
 #include "ktrack_internal.h"
 #include "ktrack_trace.h"
@@ -128,6 +129,7 @@ struct ktrack_session *ktrack_session_new(const char *name)
 		atomic_dec(&ktrack_nr_sessions);
 		return ERR_PTR(-ENOMEM);
 	}
+	kt_alloc_add(KT_ALLOC_SESSIONS, 1);
 	kref_init(&s->ref);
 	s->id = atomic64_inc_return(&ktrack_next_id);
 	if (name) {
@@ -155,6 +157,7 @@ static void session_free(struct kref *ref)
 
 	ktrack_rings_free(s);
 	kfree(s);
+	kt_alloc_add(KT_ALLOC_SESSIONS, -1);
 	atomic_dec(&ktrack_nr_sessions);
 }
 
