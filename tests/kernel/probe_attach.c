@@ -292,6 +292,7 @@ TEST_F_TIMEOUT(attach, many_tracepoint_probes_removed_at_once, 600)
 	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	TH_LOG("64 t probes removed in %.3f s", t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	list.count = 0;		/* the first call wrote 64 here, and there is no array */
 	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_LIST, &list));
 	EXPECT_EQ(0, list.count);
 }
