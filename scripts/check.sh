@@ -25,6 +25,16 @@ add() { # add PASS FAIL SKIP WHAT
 	return 0
 }
 section() { printf '\n=== %s\n' "$*"; }
+# why LANE LOG: the lines of LOG that say why LANE failed, kept for the
+# summary, so the end of make check's output (all a CI page may show) names
+# the failing tests, the guest's last words and any splat.
+why=()
+why() {
+	why+=("--- $1 ($2)")
+	while IFS= read -r l; do why+=("$l"); done < <(grep -aE \
+		'^not ok|^kernel .*: failing:|^vm/run: .*(timed out|stopped|splat|int3|exit [1-9])|^  \| ' "$2" |
+		grep -v '# *SKIP' | head -n 30)
+}
 
 section "setup"
 if ! "$root/scripts/setup.sh"; then
@@ -92,6 +102,7 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 		sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
 	rm -f "$summary" "$summary.tmp"
 	if [ -z "$counts" ]; then
+		f=1
 		add 0 1 0 "in-VM suite on $k (no summary; exit $rc)"
 	else
 		read -r p f s <<<"$counts"
@@ -99,6 +110,7 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 		if ((rc != 0 && f == 0)); then f=1; fi
 		add "$p" "$f" "$s" "in-VM suite on $k"
 	fi
+	((rc != 0 || f != 0)) && why "in-VM suite on $k" "$logs/vm-$k.log"
 	grep -E '^ok [0-9]+.*# *SKIP' "$logs/vm-$k.log" | sed "s/^/skipped on $k: /" || true
 done
 
@@ -114,6 +126,7 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	read -r p f s <<<"${counts:-0 1 0}"
 	if ((rc != 0 && f == 0)); then f=1; fi
 	add "$p" "$f" "$s" "stress suite on $k"
+	((f)) && why "stress suite on $k" "$logs/stress-$k.log"
 done
 
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do
@@ -128,9 +141,11 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	p=$((p - s)) f=$((f + s))
 	if ((rc != 0 && f == 0)) || ((p == 0)); then f=$((f + 1)); fi
 	add "$p" "$f" 0 "lockdown lane on $k"
+	((f)) && why "lockdown lane on $k" "$logs/lockdown-$k.log"
 done
 
 section "summary"
+((${#why[@]})) && printf '%s\n' "${why[@]}"
 ((${#failures[@]})) && printf 'failed: %s\n' "${failures[@]}"
 echo "$pass passed, $fail failed, $skip skipped"
 ((fail == 0))
