@@ -3,9 +3,9 @@
 
 #include <cstring>
 
+#include "analysis/filter.hpp"
 #include "analysis_fixture.hpp"
 #include "util/error.hpp"
-#include "analysis/filter.hpp"
 
 #include <uapi/ktrack.h>
 
@@ -81,6 +81,10 @@ TEST(Filter, WherePredicates) {
       {"$duration > 3us", {2, 5}},
       {"pid != 100 && func == func_b", {1, 2, 5}},
       {"len & 0x4", {0, 2}},
+      // the probe 'if' grammar (util/predicate.hpp): parentheses, '!', '~'
+      {"(len == 5 || len == 50) && cpu == 1", {1, 2}},
+      {"!(len > 10)", {0, 2, 3, 4, 5}},  // a record without 'len' is not len > 10
+      {"comm ~ 'kw*'", {2, 3, 4}},
   };
   for (const auto &c : cases) {
     FilterSpec s;

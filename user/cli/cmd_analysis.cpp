@@ -60,8 +60,10 @@ void add_view_flags(CLI::App *cmd, ViewFlags &f, bool json = true) {
   cmd->add_option("--until", f.filter.until, "End at this time (same forms as --since)");
   cmd->add_option("-d,--duration", f.duration,
                   "Live: stop after DURATION; file: only its first DURATION (500us, 250ms, 10s, 2m, 1h)");
-  cmd->add_option("--where", f.filter.where,
-                  "Field predicate: 'len > 10 && comm == \"bash*\"' (== != < <= > >= &, && ||)");
+  cmd->add_option(
+      "--where", f.filter.where,
+      "Field predicate, in a probe's 'if' grammar: 'len > 10 && comm == \"bash*\"' (== != < <= > >= & ~, "
+      "&& || ! ( ))");
   cmd->add_option("-o,--output", f.output, "Write to FILE instead of stdout");
   if (json) cmd->add_flag("--json", f.json, "JSON output (one object per line)");
   cmd->add_option("--color", f.color, "Colour: auto (on a terminal), always, never")

@@ -1,10 +1,12 @@
 #include "analysis/filter.hpp"
 
 #include "util/glob.hpp"
+#include "util/predicate.hpp"
 
 #include <fmt/core.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 
 #include "util/error.hpp"
@@ -170,27 +172,53 @@ void parse_bound(const std::string &text, const char *what, bool &set, bool &abs
   ns = parse_duration_ns(text, what);
 }
 
-struct Lexer {
-  std::string_view s;
-  size_t pos = 0;
-  void ws() {
-    while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
-  }
-  bool eat(std::string_view tok) {
-    ws();
-    if (s.substr(pos, tok.size()) == tok) {
-      pos += tok.size();
-      return true;
-    }
-    return false;
-  }
-  [[noreturn]] void fail(const std::string &msg) const {
-    throw UsageError(
-        fmt::format("--where: {} at column {}:\n  {}\n  {}^", msg, pos + 1, s, std::string(pos, ' ')));
-  }
-};
+[[noreturn]] void where_error(std::string_view where, size_t pos, const std::string &msg) {
+  throw UsageError(
+      fmt::format("--where: {} at column {}:\n  {}\n  {}^", msg, pos + 1, where, std::string(pos, ' ')));
+}
 
 }  // namespace
+
+Filter::Term Filter::make_term(std::string_view where, const predicate::Comparison &c, const Names &names) {
+  Term t;
+  try {
+    t.field = resolve_field(names, c.field);
+  } catch (const UsageError &e) {
+    where_error(where, c.field_pos, e.what());
+  }
+  static const std::pair<const char *, Term::Op> ops[] = {
+      {"==", Term::Eq}, {"!=", Term::Ne}, {"<", Term::Lt},  {"<=", Term::Le},
+      {">", Term::Gt},  {">=", Term::Ge}, {"&", Term::And}, {"~", Term::Glob}};
+  for (const auto &[text, op] : ops)
+    if (c.op == text) t.op = op;
+  // A quoted value, or a word compared with a name (comm, probe, func and
+  // caller unless the word is an address), is a glob over the field's text.
+  const bool digit = !c.value.empty() && std::isdigit(static_cast<unsigned char>(c.value[0]));
+  if (c.quoted || c.op == "~" ||
+      (t.field.is_string() &&
+       !(digit && t.field.builtin != FieldRef::Comm && t.field.builtin != FieldRef::Probe))) {
+    if (t.op != Term::Eq && t.op != Term::Ne && t.op != Term::Glob)
+      where_error(where, c.op_pos, "strings compare with ==, != or ~ (glob)");
+    t.text = c.value;
+    t.op = t.op == Term::Ne ? Term::NotGlob : Term::Glob;
+    t.string_cmp = true;
+    return t;
+  }
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(c.value.c_str(), &end, 0);
+  if (errno || *end) {
+    if (t.field.builtin != FieldRef::Duration)
+      where_error(where, c.value_pos, fmt::format("'{}' is not a number", c.value));
+    try {
+      n = static_cast<long long>(parse_duration_ns(c.value, "--where"));
+    } catch (const UsageError &e) {
+      where_error(where, c.value_pos, e.what());
+    }
+  }
+  t.num = n;
+  return t;
+}
 
 Filter::Filter(const FilterSpec &spec, const Names &names) : names_(&names) {
   pids_ = spec.pids;
@@ -205,92 +233,12 @@ Filter::Filter(const FilterSpec &spec, const Names &names) : names_(&names) {
   parse_bound(spec.since, "--since", since_.set, since_.absolute, since_.ns);
   parse_bound(spec.until, "--until", until_.set, until_.absolute, until_.ns);
   if (!spec.where.empty()) {
-    Lexer lx{spec.where};
-    where_.emplace_back();
-    while (true) {
-      lx.ws();
-      size_t start = lx.pos;
-      while (lx.pos < lx.s.size() && (std::isalnum(static_cast<unsigned char>(lx.s[lx.pos])) ||
-                                      lx.s[lx.pos] == '_' || lx.s[lx.pos] == '$'))
-        ++lx.pos;
-      if (lx.pos == start) lx.fail("expected a field name");
-      Term t;
-      size_t name_pos = start;
-      try {
-        t.field = resolve_field(names, lx.s.substr(start, lx.pos - start));
-      } catch (const UsageError &e) {
-        lx.pos = name_pos;
-        lx.fail(e.what());
-      }
-      if (lx.eat("=="))
-        t.op = Term::Eq;
-      else if (lx.eat("!="))
-        t.op = Term::Ne;
-      else if (lx.eat("<="))
-        t.op = Term::Le;
-      else if (lx.eat(">="))
-        t.op = Term::Ge;
-      else if (lx.eat("<"))
-        t.op = Term::Lt;
-      else if (lx.eat(">"))
-        t.op = Term::Gt;
-      else if (lx.eat("&"))
-        t.op = Term::And;
-      else
-        lx.fail("expected one of == != < <= > >= &");
-      lx.ws();
-      if (lx.pos < lx.s.size() && lx.s[lx.pos] == '"') {
-        size_t end = lx.s.find('"', lx.pos + 1);
-        if (end == std::string_view::npos) lx.fail("unterminated string");
-        t.text = std::string(lx.s.substr(lx.pos + 1, end - lx.pos - 1));
-        lx.pos = end + 1;
-        if (t.op != Term::Eq && t.op != Term::Ne) lx.fail("strings compare with == or != (globs allowed)");
-        t.op = t.op == Term::Eq ? Term::Glob : Term::NotGlob;
-        t.string_cmp = true;
-      } else {
-        size_t vstart = lx.pos;
-        while (lx.pos < lx.s.size() &&
-               (std::isalnum(static_cast<unsigned char>(lx.s[lx.pos])) || lx.s[lx.pos] == '-' ||
-                lx.s[lx.pos] == '_' || lx.s[lx.pos] == '*' || lx.s[lx.pos] == '.'))
-          ++lx.pos;
-        std::string_view v = lx.s.substr(vstart, lx.pos - vstart);
-        if (v.empty()) lx.fail("expected a value");
-        if (t.field.is_string() &&
-            !(std::isdigit(static_cast<unsigned char>(v[0])) && t.field.builtin != FieldRef::Comm &&
-              t.field.builtin != FieldRef::Probe)) {
-          if (t.op != Term::Eq && t.op != Term::Ne) {
-            lx.pos = vstart;
-            lx.fail("strings compare with == or != (globs allowed)");
-          }
-          t.text = std::string(v);
-          t.op = t.op == Term::Eq ? Term::Glob : Term::NotGlob;
-          t.string_cmp = true;
-        } else {
-          std::string vs(v);
-          char *end = nullptr;
-          errno = 0;
-          long long n = std::strtoll(vs.c_str(), &end, 0);
-          if (errno || *end) {
-            if (t.field.builtin == FieldRef::Duration) {
-              n = static_cast<long long>(parse_duration_ns(vs, "--where"));
-            } else {
-              lx.pos = vstart;
-              lx.fail(fmt::format("'{}' is not a number", v));
-            }
-          }
-          t.num = n;
-        }
-      }
-      where_.back().push_back(std::move(t));
-      lx.ws();
-      if (lx.pos == lx.s.size()) break;
-      if (lx.eat("&&")) continue;
-      if (lx.eat("||")) {
-        where_.emplace_back();
-        continue;
-      }
-      lx.fail("expected && or || or the end");
+    try {
+      where_ = predicate::parse(spec.where, "a field of the recorded probes, pid, comm, func, $duration...");
+    } catch (const predicate::Error &e) {
+      where_error(spec.where, e.pos, e.what());
     }
+    for (const auto &c : where_.comparisons) terms_.push_back(make_term(spec.where, c, names));
   }
   active_ = !pids_.empty() || cpu_mask_lo_ || !cpus_.empty() || !comms_.empty() || !events_.empty() ||
             since_.set || until_.set || !where_.empty();
@@ -410,16 +358,20 @@ bool Filter::record_ok(const Sample &s) {
     if (!ok) return false;
   }
   if (!comm_ok(s) || !event_ok(s)) return false;
-  if (where_.empty()) return true;
-  for (const auto &conj : where_) {
-    bool all = true;
-    for (const auto &t : conj) {
-      if (!term(t, s)) {
-        all = false;
-        break;
-      }
-    }
-    if (all) return true;
+  return where_.empty() || eval(where_.root(), s);
+}
+
+bool Filter::eval(int node, const Sample &s) {
+  const predicate::Node &n = where_.nodes[node];
+  switch (n.kind) {
+    case predicate::Node::Compare:
+      return term(terms_[n.comparison], s);
+    case predicate::Node::And:
+      return eval(n.left, s) && eval(n.right, s);
+    case predicate::Node::Or:
+      return eval(n.left, s) || eval(n.right, s);
+    case predicate::Node::Not:
+      return !eval(n.left, s);
   }
   return false;
 }

@@ -1,7 +1,7 @@
 // Record filters shared by every analysis view: pid, CPU, comm, event
 // (probe name), time window and field predicates (--where 'len > 10 &&
-// comm == "bash*"').  Lost-record markers pass the pid/comm/event/field
-// filters (a gap concerns everyone on that CPU) but obey CPU and time.
+// comm == "bash*"', in the grammar of a probe's 'if': util/predicate.hpp).  Lost-record markers pass the
+// pid/comm/event/field filters (a gap concerns everyone on that CPU) but obey CPU and time.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/analysis.hpp"
+#include "util/predicate.hpp"
 
 namespace ktrack::analysis {
 
@@ -77,7 +78,9 @@ class Filter {
     std::string text;
     bool string_cmp = false;
   };
+  static Term make_term(std::string_view where, const predicate::Comparison &c, const Names &names);
   bool term(const Term &t, const Sample &s);
+  bool eval(int node, const Sample &s);
   bool comm_ok(const Sample &s);
   bool event_ok(const Sample &s);
   bool record_ok(const Sample &s);
@@ -94,7 +97,8 @@ class Filter {
   } since_, until_;
   bool have_first_ = false;
   uint64_t first_ts_ = 0;
-  std::vector<std::vector<Term>> where_;  // OR of ANDs
+  predicate::Expr where_;    // --where, parsed (util/predicate.hpp)
+  std::vector<Term> terms_;  // its comparisons, typed
   // Per-probe/per-pid memo of name matches (integers only on the hot path).
   FlatMap<uint8_t> probe_ok_, pid_comm_ok_;
   std::string scratch_;

@@ -1,12 +1,9 @@
 // Filter compiler: "if COND" of a probe spec -> the postfix program of
 // struct ktrack_probe_insn that the kernel runs before writing a record.
-//
-//   COND   := OR
-//   OR     := AND ('||' AND)*
-//   AND    := UNARY ('&&' UNARY)*
-//   UNARY  := '!' UNARY | '(' OR ')' | FIELD OP VALUE
+// The grammar is util/predicate.hpp's (the same as --where); here:
 //   FIELD  := a fetch argument name | pid | tgid | comm | cpu
-//   OP     := == != < <= > >= & ~      ('~' and '==' with * ? [ ] glob strings)
+//   OP     := == != < <= > >= & on numbers; == != ~ on strings ('~', and
+//             '==' with * ? [ ], match a glob)
 //   VALUE  := integer (decimal, 0xhex, negative) | "string" | 'string' | word
 #pragma once
 
