@@ -27,21 +27,15 @@ DECLARE_EVENT_CLASS(ktrack_session_class,
 	TP_printk("id=%llu name=%s", __entry->id, __get_str(name))
 );
 
-DEFINE_EVENT(ktrack_session_class, ktrack_session_open,
-	TP_PROTO(u64 id, const char *name),
-	TP_ARGS(id, name));
+#define DEFINE_KTRACK_SESSION_EVENT(event)		\
+DEFINE_EVENT(ktrack_session_class, event,		\
+	TP_PROTO(u64 id, const char *name),		\
+	TP_ARGS(id, name))
 
-DEFINE_EVENT(ktrack_session_class, ktrack_session_close,
-	TP_PROTO(u64 id, const char *name),
-	TP_ARGS(id, name));
-
-DEFINE_EVENT(ktrack_session_class, ktrack_session_start,
-	TP_PROTO(u64 id, const char *name),
-	TP_ARGS(id, name));
-
-DEFINE_EVENT(ktrack_session_class, ktrack_session_stop,
-	TP_PROTO(u64 id, const char *name),
-	TP_ARGS(id, name));
+DEFINE_KTRACK_SESSION_EVENT(ktrack_session_open);
+DEFINE_KTRACK_SESSION_EVENT(ktrack_session_close);
+DEFINE_KTRACK_SESSION_EVENT(ktrack_session_start);
+DEFINE_KTRACK_SESSION_EVENT(ktrack_session_stop);
 
 /*
  * Records of session 'id' were lost on 'cpu': 'count' dropped because the

@@ -41,6 +41,19 @@ static notrace u8 objtrace_read_values(const struct objtrace_state *st,
 	return fault;
 }
 
+/* Reserve a zeroed record; a full ring counts it lost and returns NULL. */
+static notrace void *objtrace_reserve(struct objtrace_state *st, u16 type, u32 size,
+				      struct ktrack_reservation *res)
+{
+	void *r = ktrack_ring_reserve(st->sess, type, size, res);
+
+	if (r)
+		memset(r, 0, size);
+	else
+		this_cpu_inc(st->pcpu->rec_lost);
+	return r;
+}
+
 static notrace void objtrace_emit_track(struct objtrace_state *st, unsigned long addr,
 					u64 life, u32 source, unsigned long ip,
 					u64 parent_life, const u64 *vals, u8 fault)
@@ -48,12 +61,9 @@ static notrace void objtrace_emit_track(struct objtrace_state *st, unsigned long
 	struct ktrack_reservation res;
 	struct ktrack_rec_obj_track *r;
 
-	r = ktrack_ring_reserve(st->sess, KTRACK_REC_OBJ_TRACK, sizeof(*r), &res);
-	if (!r) {
-		this_cpu_inc(st->pcpu->rec_lost);
+	r = objtrace_reserve(st, KTRACK_REC_OBJ_TRACK, sizeof(*r), &res);
+	if (!r)
 		return;
-	}
-	memset(r, 0, sizeof(*r));
 	r->obj = addr;
 	r->life = life;
 	r->ip = ip;
@@ -72,12 +82,9 @@ static notrace void objtrace_emit_untrack(struct objtrace_state *st, unsigned lo
 	struct ktrack_rec_obj_untrack *r;
 	struct ktrack_reservation res;
 
-	r = ktrack_ring_reserve(st->sess, KTRACK_REC_OBJ_UNTRACK, sizeof(*r), &res);
-	if (!r) {
-		this_cpu_inc(st->pcpu->rec_lost);
+	r = objtrace_reserve(st, KTRACK_REC_OBJ_UNTRACK, sizeof(*r), &res);
+	if (!r)
 		return;
-	}
-	memset(r, 0, sizeof(*r));
 	r->obj = addr;
 	r->life = life;
 	r->ip = ip;
@@ -298,9 +305,8 @@ static notrace void objtrace_hit(struct objtrace_state *st, struct objtrace_obj 
 		obj->last_cpu = raw_smp_processor_id();
 		goto limits;
 	}
-	r = ktrack_ring_reserve(st->sess, KTRACK_REC_OBJ_HIT, sizeof(*r), &res);
+	r = objtrace_reserve(st, KTRACK_REC_OBJ_HIT, sizeof(*r), &res);
 	if (r) {
-		memset(r, 0, sizeof(*r));
 		r->obj = addr;
 		r->life = life;
 		r->ip = ip;
@@ -319,8 +325,6 @@ static notrace void objtrace_hit(struct objtrace_state *st, struct objtrace_obj 
 		memcpy(r->values, vals, sizeof(vals));
 		ktrack_ring_commit(st->sess, &res);
 		this_cpu_inc(st->pcpu->hits_recorded);
-	} else {
-		this_cpu_inc(st->pcpu->rec_lost);
 	}
 	memcpy(obj->last_vals, vals, sizeof(vals));
 	obj->last_ts = now;

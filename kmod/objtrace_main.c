@@ -537,19 +537,24 @@ out:
 	return 0;
 }
 
+/* Stop tracking, unlist and free one state (objtrace_mutex held). */
+static void objtrace_destroy(struct objtrace_state *st)
+{
+	objtrace_disable(st);
+	list_del(&st->node);
+	if (st->configured)
+		objtrace_unconfigure(st);
+	kfree(st);
+}
+
 void ktrack_objtrace_session_release(struct ktrack_session *s)
 {
 	struct objtrace_state *st;
 
 	mutex_lock(&objtrace_mutex);
 	st = objtrace_find(s);
-	if (st) {
-		objtrace_disable(st);
-		list_del(&st->node);
-		if (st->configured)
-			objtrace_unconfigure(st);
-		kfree(st);
-	}
+	if (st)
+		objtrace_destroy(st);
 	mutex_unlock(&objtrace_mutex);
 }
 
@@ -569,12 +574,7 @@ void ktrack_objtrace_exit(void)
 
 	/* Sessions are released before exit; this only catches leftovers. */
 	mutex_lock(&objtrace_mutex);
-	list_for_each_entry_safe(st, tmp, &objtrace_states, node) {
-		objtrace_disable(st);
-		list_del(&st->node);
-		if (st->configured)
-			objtrace_unconfigure(st);
-		kfree(st);
-	}
+	list_for_each_entry_safe(st, tmp, &objtrace_states, node)
+		objtrace_destroy(st);
 	mutex_unlock(&objtrace_mutex);
 }

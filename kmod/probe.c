@@ -300,10 +300,24 @@ free:
 	return ret;
 }
 
+/* Remove and free every probe of 's'. */
+static void kt_remove_all(struct ktrack_session *s)
+{
+	struct kt_probe *p, *tmp;
+	LIST_HEAD(gone);
+
+	mutex_lock(&kt_probe_lock);
+	list_for_each_entry_safe(p, tmp, &kt_probes, node)
+		if (p->session == s)
+			kt_remove(p, &gone);
+	mutex_unlock(&kt_probe_lock);
+	kt_free_gone(&gone);
+}
+
 static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_probe_del req;
-	struct kt_probe *p, *tmp;
+	struct kt_probe *p;
 	LIST_HEAD(gone);
 	size_t len;
 	u32 usize;
@@ -321,12 +335,7 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 	if (req.flags & KTRACK_PROBE_DEL_ALL) {
 		if (req.id || req.name[0])
 			return -EINVAL;
-		mutex_lock(&kt_probe_lock);
-		list_for_each_entry_safe(p, tmp, &kt_probes, node)
-			if (p->session == s)
-				kt_remove(p, &gone);
-		mutex_unlock(&kt_probe_lock);
-		kt_free_gone(&gone);
+		kt_remove_all(s);
 		return 0;
 	}
 	if (!req.id && !req.name[0])
@@ -364,15 +373,7 @@ long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user 
 
 void ktrack_probe_session_release(struct ktrack_session *s)
 {
-	struct kt_probe *p, *tmp;
-	LIST_HEAD(gone);
-
-	mutex_lock(&kt_probe_lock);
-	list_for_each_entry_safe(p, tmp, &kt_probes, node)
-		if (p->session == s)
-			kt_remove(p, &gone);
-	mutex_unlock(&kt_probe_lock);
-	kt_free_gone(&gone);
+	kt_remove_all(s);
 }
 
 /*

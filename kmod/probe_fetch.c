@@ -429,3 +429,19 @@ out:
 	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(kt_probe_emit);
+
+/* The exit record of a hit: return value, and the entry's arguments and time. */
+notrace void kt_probe_emit_exit(struct kt_probe *p, struct pt_regs *regs,
+				const struct kt_entry_data *d, u64 ip, u64 parent_ip)
+{
+	struct kt_fetch_ctx ctx = {
+		.regs = regs,
+		.args = d->args,
+		.retval = regs_return_value(regs),
+		.duration = kt_probe_now() - d->ts,
+		.exit = true,
+	};
+
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_EXIT, ip, parent_ip);
+}
+NOKPROBE_SYMBOL(kt_probe_emit_exit);

@@ -38,16 +38,8 @@ static notrace void kt_fp_exit_impl(struct fprobe *fp, unsigned long entry_ip,
 				    void *entry_data)
 {
 	struct kt_probe *p = container_of(fp, struct kt_probe, fp);
-	struct kt_entry_data *d = entry_data;
-	struct kt_fetch_ctx ctx = {
-		.regs = regs,
-		.args = d->args,
-		.retval = regs_return_value(regs),
-		.duration = kt_probe_now() - d->ts,
-		.exit = true,
-	};
 
-	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_EXIT, entry_ip, ret_ip);
+	kt_probe_emit_exit(p, regs, entry_data, entry_ip, ret_ip);
 }
 NOKPROBE_SYMBOL(kt_fp_exit_impl);
 

@@ -168,6 +168,8 @@ struct kt_fetch_ctx {
 
 void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 		   u64 ip, u64 parent_ip);
+void kt_probe_emit_exit(struct kt_probe *p, struct pt_regs *regs,
+			const struct kt_entry_data *d, u64 ip, u64 parent_ip);
 void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs);
 u64 kt_probe_now(void);
 int kt_fetch_init(void);

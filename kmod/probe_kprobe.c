@@ -55,16 +55,9 @@ static notrace int kt_rp_ret(struct kretprobe_instance *ri, struct pt_regs *regs
 	struct kretprobe *rp = get_kretprobe(ri);
 	struct kt_func *fn = container_of(rp, struct kt_func, rp);
 	struct kt_entry_data *d = (struct kt_entry_data *)ri->data;
-	struct kt_fetch_ctx ctx = {
-		.regs = regs,
-		.args = d->args,
-		.retval = regs_return_value(regs),
-		.duration = kt_probe_now() - d->ts,
-		.exit = true,
-	};
 
-	kt_probe_emit(fn->probe, &ctx, KTRACK_PROBE_EV_EXIT, (unsigned long)rp->kp.addr,
-		      kt_kretprobe_retaddr(ri));
+	kt_probe_emit_exit(fn->probe, regs, d, (unsigned long)rp->kp.addr,
+			   kt_kretprobe_retaddr(ri));
 	return 0;
 }
 NOKPROBE_SYMBOL(kt_rp_ret);
@@ -84,6 +77,17 @@ static int kt_kprobe_errno(int ret)
 	default:		/* -EINVAL, -EILSEQ: blacklisted, notrace, mid-insn */
 		return -EOPNOTSUPP;
 	}
+}
+
+/* Free the arrays arm allocated (the name string is the caller's). */
+static void kt_kprobe_free(struct kt_probe *p)
+{
+	kfree(p->funcs);
+	kfree(p->kps);
+	kfree(p->rps);
+	p->funcs = NULL;
+	p->kps = NULL;
+	p->rps = NULL;
 }
 
 static int kt_kprobe_arm(struct kt_probe *p)
@@ -144,12 +148,7 @@ static int kt_kprobe_arm(struct kt_probe *p)
 	return 0;
 err:
 	kfree(names);
-	kfree(p->funcs);
-	kfree(p->kps);
-	kfree(p->rps);
-	p->funcs = NULL;
-	p->kps = NULL;
-	p->rps = NULL;
+	kt_kprobe_free(p);
 	return kt_kprobe_errno(ret);
 }
 
@@ -166,12 +165,7 @@ static void kt_kprobe_disarm(struct kt_probe *p)
 	kfree(names);
 	p->nr_kps = 0;
 	p->nr_rps = 0;
-	kfree(p->funcs);
-	kfree(p->kps);
-	kfree(p->rps);
-	p->funcs = NULL;
-	p->kps = NULL;
-	p->rps = NULL;
+	kt_kprobe_free(p);
 }
 
 static u64 kt_kprobe_missed(struct kt_probe *p)
@@ -220,32 +214,28 @@ static int kt_kprobe_gone(struct kt_probe *p)
 	return !gone ? KT_IN_NONE : gone == n ? KT_IN_ALL : KT_IN_SOME;
 }
 
+/* What the three kprobe-based mechanisms share. */
+#define KT_KPROBE_OPS_COMMON				\
+	.arm = kt_kprobe_arm,				\
+	.disarm = kt_kprobe_disarm,			\
+	.missed = kt_kprobe_missed,			\
+	.in_module = kt_kprobe_in_module,		\
+	.gone = kt_kprobe_gone
+
 const struct kt_probe_ops kt_kprobe_ops = {
 	.mechanism = KTRACK_MECH_KPROBE,
 	.wait_module = true,
-	.arm = kt_kprobe_arm,
-	.disarm = kt_kprobe_disarm,
-	.missed = kt_kprobe_missed,
-	.in_module = kt_kprobe_in_module,
-	.gone = kt_kprobe_gone,
+	KT_KPROBE_OPS_COMMON,
 };
 
 const struct kt_probe_ops kt_kretprobe_ops = {
 	.mechanism = KTRACK_MECH_KRETPROBE,
 	.wait_module = true,
-	.arm = kt_kprobe_arm,
-	.disarm = kt_kprobe_disarm,
-	.missed = kt_kprobe_missed,
-	.in_module = kt_kprobe_in_module,
-	.gone = kt_kprobe_gone,
+	KT_KPROBE_OPS_COMMON,
 };
 
 /* f probes without fprobe: kprobes on the ftrace call sites + kretprobes */
 const struct kt_probe_ops kt_kprobe_funcs_ops = {
 	.mechanism = KTRACK_MECH_KPROBE_FTRACE,
-	.arm = kt_kprobe_arm,
-	.disarm = kt_kprobe_disarm,
-	.missed = kt_kprobe_missed,
-	.in_module = kt_kprobe_in_module,
-	.gone = kt_kprobe_gone,
+	KT_KPROBE_OPS_COMMON,
 };

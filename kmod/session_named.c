@@ -51,6 +51,18 @@ static bool valid_name(const char *name)
 	return true;
 }
 
+/* The request of CREATE and ATTACH: no flags, a valid name. */
+static int copy_name_req(struct ktrack_session_req *req, void __user *arg)
+{
+	int ret = copy_session_req(req, arg);
+
+	if (ret)
+		return ret;
+	if (req->flags || !valid_name(req->name))
+		return -EINVAL;
+	return 0;
+}
+
 static struct ktrack_session *find_named(const char *name)
 {
 	struct ktrack_session *s;
@@ -125,11 +137,9 @@ long ktrack_session_create(struct ktrack_file *f, struct ktrack_session *cur, vo
 	struct ktrack_session *s;
 	int ret;
 
-	ret = copy_session_req(&req, arg);
+	ret = copy_name_req(&req, arg);
 	if (ret)
 		return ret;
-	if (req.flags || !valid_name(req.name))
-		return -EINVAL;
 	mutex_lock(&ktrack_sessions_mutex);
 	if (find_named(req.name)) {
 		ret = -EEXIST;
@@ -184,11 +194,9 @@ long ktrack_session_attach(struct ktrack_file *f, struct ktrack_session *cur, vo
 	struct ktrack_session_req req;
 	int ret;
 
-	ret = copy_session_req(&req, arg);
+	ret = copy_name_req(&req, arg);
 	if (ret)
 		return ret;
-	if (req.flags || !valid_name(req.name))
-		return -EINVAL;
 	return session_attach_name(f, cur, req.name);
 }
 

@@ -119,19 +119,26 @@ static inline int kt_run(char *out, size_t len, const char *fmt, ...)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* Write a string to a tracefs file (e.g. "events/ktrack/enable"). */
-static inline int kt_tracefs_write(const char *rel, const char *val)
+/* Write a string to a file opened O_WRONLY | 'flags'; returns 0 or -errno. */
+static inline int kt_write_file(const char *path, int flags, const char *val)
 {
-	char p[512];
-	int fd, ret;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
+	int ret;
 
-	snprintf(p, sizeof(p), "/sys/kernel/tracing/%s", rel);
-	fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+/* Write a string to a tracefs file (e.g. "events/ktrack/enable"). */
+static inline int kt_tracefs_write(const char *rel, const char *val)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "/sys/kernel/tracing/%s", rel);
+	return kt_write_file(p, O_TRUNC, val);
 }
 
 /* Read a tracefs file into buf (NUL-terminated); returns bytes or -errno. */

@@ -47,15 +47,7 @@ static const char *ld_wanted(void)
 
 static int ld_raise(const char *level)
 {
-	int fd = open("/sys/kernel/security/lockdown", O_WRONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, level, strlen(level)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return kt_write_file("/sys/kernel/security/lockdown", 0, level);
 }
 
 /*

@@ -87,15 +87,9 @@ static inline int ot_query(int fd, uint64_t addr, uint64_t *life, uint64_t *hits
 static inline int ot_param_write(const char *param, const char *val)
 {
 	char p[256];
-	int fd, ret;
 
 	snprintf(p, sizeof(p), "/sys/module/" OT_TESTMOD "/parameters/%s", param);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
+	return kt_write_file(p, 0, val);
 }
 
 static inline uint64_t ot_param_read(const char *param)

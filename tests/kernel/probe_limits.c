@@ -15,15 +15,9 @@
 static int lim_write(const char *param, const char *val)
 {
 	char p[256];
-	int fd, ret;
 
 	snprintf(p, sizeof(p), PARAM "%s", param);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
+	return kt_write_file(p, 0, val);
 }
 
 FIXTURE(limits) {

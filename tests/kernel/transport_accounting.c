@@ -83,11 +83,8 @@ TEST_F(acct, large_buffer_mmap_every_seq_once_in_order)
 	check_all_arrived(_metadata, &self->chk, &self->prod, ncpu);
 	ASSERT_EQ(0, tp_stats(self->fd, cs, ncpu, NULL));
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		__u64 p = 0;
-		int ctx;
+		__u64 p = tp_produced_on(&self->prod, cpu);
 
-		for (ctx = 0; ctx < TP_NCTX; ctx++)
-			p += self->prod.n[cpu][ctx];
 		EXPECT_EQ(p, cs[cpu].written);
 		EXPECT_EQ(0, cs[cpu].lost_full + cs[cpu].lost_too_big + cs[cpu].overwritten);
 		EXPECT_EQ(p * (sizeof(struct ktrack_rec_hdr) + PAYLOAD), cs[cpu].bytes);
@@ -244,11 +241,8 @@ static void equations(struct __test_metadata *_metadata, FIXTURE_DATA(acct) *sel
 	ncpu = tp_nr_cpus(self->fd);
 	ASSERT_EQ(0, tp_stats(self->fd, cs, ncpu, NULL));
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		__u64 p = 0;
-		int ctx;
+		__u64 p = tp_produced_on(&self->prod, cpu);
 
-		for (ctx = 0; ctx < TP_NCTX; ctx++)
-			p += self->prod.n[cpu][ctx];
 		EXPECT_EQ(p, cs[cpu].written + cs[cpu].lost_full + cs[cpu].lost_too_big)
 			TH_LOG("cpu %d: produced = written + lost", cpu);
 		EXPECT_EQ(cs[cpu].written, cs[cpu].read + cs[cpu].overwritten)

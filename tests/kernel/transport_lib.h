@@ -88,6 +88,17 @@ struct tp_produced {
 	__u64 total;
 };
 
+/* What was produced on 'cpu', every context. */
+static inline __u64 tp_produced_on(const struct tp_produced *p, int cpu)
+{
+	__u64 n = 0;
+	int ctx;
+
+	for (ctx = 0; ctx < TP_NCTX; ctx++)
+		n += p->n[cpu][ctx];
+	return n;
+}
+
 static inline int tp_emit(const char *cmd, char *out, size_t len)
 {
 	int fd = open(TP_EMIT_CTL, O_RDWR);

@@ -52,25 +52,23 @@ static void *firer_fn(void *arg)
 
 static atomic_ulong nread;
 
+static void count_read(const char *buf, ssize_t n)
+{
+	(void)buf;
+	atomic_fetch_add(&nread, (unsigned long)n);
+}
+
+static int read_ends(ssize_t n)
+{
+	return n == 0;		/* stopped and drained */
+}
+
 static void *reader_fn(void *arg)
 {
 	static char buf[1 << 16];
-	int w = st_watch("the reader");
-	ssize_t n;
 
 	(void)arg;
-	for (;;) {
-		struct pollfd p = { .fd = sfd, .events = POLLIN };
-
-		st_alive(w);
-		poll(&p, 1, 100);
-		n = read(sfd, buf, sizeof(buf));
-		if (n > 0)
-			atomic_fetch_add(&nread, (unsigned long)n);
-		else if (n == 0)
-			break;		/* stopped and drained */
-	}
-	st_unwatch(w);
+	st_reader(sfd, buf, sizeof(buf), 100, count_read, read_ends);
 	return NULL;
 }
 

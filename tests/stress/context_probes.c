@@ -87,27 +87,18 @@ static void account(const char *buf, ssize_t n)
 	}
 }
 
+/* Drained once stopped, or a read() error other than "nothing yet". */
+static int read_ends(ssize_t n)
+{
+	return n == 0 ? atomic_load(&stop_reading) : errno != EAGAIN;
+}
+
 static void *reader_fn(void *arg)
 {
 	static char buf[1 << 17];
-	int w = st_watch("the reader");
-	ssize_t n;
 
 	(void)arg;
-	for (;;) {
-		struct pollfd p = { .fd = sfd, .events = POLLIN };
-
-		st_alive(w);
-		poll(&p, 1, 200);
-		n = read(sfd, buf, sizeof(buf));
-		if (n > 0)
-			account(buf, n);
-		else if (n == 0 && atomic_load(&stop_reading))
-			break;
-		else if (n < 0 && errno != EAGAIN)
-			break;
-	}
-	st_unwatch(w);
+	st_reader(sfd, buf, sizeof(buf), 200, account, read_ends);
 	return NULL;
 }
 

@@ -210,6 +210,21 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 }
 
 /*
+ * The last steps of most ops: a mutated size field (the first __u32 of every
+ * ioctl struct), a few flipped bits in 'flip_percent' of the calls, a
+ * mutated pointer, and the ioctl.
+ */
+static int send_mutated(struct rng *r, int fd, unsigned long cmd, void *arg, uint32_t size,
+			int flip_percent)
+{
+	uint32_t usize = mutate_size(r, size);
+
+	memcpy(arg, &usize, sizeof(usize));
+	flip(r, arg, size, flip_percent);
+	return do_ioctl(fd, cmd, mutate_ptr(r, arg, size));
+}
+
+/*
  * Valid about half of the time: a valid configuration with, in the other
  * half, one field out of range (several at once mostly test the first check).
  */
@@ -254,9 +269,7 @@ static int op_stats(struct rng *r, int fd)
 	st.cpus_ptr = (uintptr_t)mutate_ptr(r, cs, sizeof(cs));
 	if (st.nr_cpus > 512 && chance(r, 50))
 		st.nr_cpus = 512;
-	st.size = mutate_size(r, sizeof(st));
-	flip(r, &st, sizeof(st), 4);
-	return do_ioctl(fd, KTRACK_IOC_GET_STATS, mutate_ptr(r, &st, sizeof(st)));
+	return send_mutated(r, fd, KTRACK_IOC_GET_STATS, &st, sizeof(st), 4);
 }
 
 static int op_session(struct rng *r, int fd, unsigned long cmd)
@@ -378,9 +391,7 @@ static int op_probe_add(struct rng *r, int fd)
 		snprintf(d->name, sizeof(d->name), "fz%u", below(r, 16));
 	a.desc_size = mutate_size(r, (uint32_t)len);
 	a.desc_ptr = (uintptr_t)mutate_ptr(r, buf, len);
-	a.size = mutate_size(r, sizeof(a));
-	flip(r, &a, sizeof(a), 3);
-	return do_ioctl(fd, KTRACK_IOC_PROBE_ADD, mutate_ptr(r, &a, sizeof(a)));
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_ADD, &a, sizeof(a), 3);
 }
 
 static int op_probe_del(struct rng *r, int fd)
@@ -393,9 +404,7 @@ static int op_probe_del(struct rng *r, int fd)
 	else
 		fill_name(r, q.name, sizeof(q.name));
 	q.flags = chance(r, 10) ? KTRACK_PROBE_DEL_ALL : mutate_flags(r, 0);
-	q.size = mutate_size(r, sizeof(q));
-	flip(r, &q, sizeof(q), 3);
-	return do_ioctl(fd, KTRACK_IOC_PROBE_DEL, mutate_ptr(r, &q, sizeof(q)));
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_DEL, &q, sizeof(q), 3);
 }
 
 static int op_probe_get(struct rng *r, int fd)
@@ -406,9 +415,7 @@ static int op_probe_get(struct rng *r, int fd)
 	g.id = below(r, 64);
 	g.desc_size = chance(r, 70) ? below(r, sizeof(out)) : (uint32_t)rnd(r);
 	g.desc_ptr = (uintptr_t)mutate_ptr(r, out, sizeof(out));
-	g.size = mutate_size(r, sizeof(g));
-	flip(r, &g, sizeof(g), 3);
-	return do_ioctl(fd, KTRACK_IOC_PROBE_GET, mutate_ptr(r, &g, sizeof(g)));
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_GET, &g, sizeof(g), 3);
 }
 
 static const char *const obj_funcs[] = {
@@ -483,9 +490,7 @@ static int op_obj_source(struct rng *r, int fd)
 	snprintf(s.symbol, sizeof(s.symbol), "%s", PICK(r, symbols));
 	if (chance(r, 5))
 		memset(s.symbol, 'y', sizeof(s.symbol));
-	s.size = mutate_size(r, sizeof(s));
-	flip(r, &s, sizeof(s), 3);
-	return do_ioctl(fd, KTRACK_IOC_OBJ_ADD_SOURCE, mutate_ptr(r, &s, sizeof(s)));
+	return send_mutated(r, fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s, sizeof(s), 3);
 }
 
 static int op_obj_addr(struct rng *r, int fd, unsigned long cmd)
@@ -494,9 +499,7 @@ static int op_obj_addr(struct rng *r, int fd, unsigned long cmd)
 
 	a.addr = chance(r, 50) ? 0xffff888000000000ULL + 64 * below(r, 64) : rnd(r);
 	a.flags = chance(r, 10) ? KTRACK_OBJ_ADDR_ALL : mutate_flags(r, 0);
-	a.size = mutate_size(r, sizeof(a));
-	flip(r, &a, sizeof(a), 3);
-	return do_ioctl(fd, cmd, mutate_ptr(r, &a, sizeof(a)));
+	return send_mutated(r, fd, cmd, &a, sizeof(a), 3);
 }
 
 static int op_unknown(struct rng *r, int fd)

@@ -26,27 +26,11 @@
 #include <time.h>
 
 #include "objtrace_helpers.h"
+#include "stress_lib.h"
 
 #define OL_ITERS	2000		/* per CPU, times the scale */
 #define OL_MAX_HITS	2
 #define OL_BUF_PAGES	4096		/* 16 MiB per CPU: scale 10 writes ~10 MB per CPU */
-
-static int ol_nr_tests, ol_failed;
-
-static void ol_ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ol_ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++ol_nr_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		ol_failed++;
-}
 
 struct ol_rec {
 	uint16_t type;
@@ -163,7 +147,7 @@ static void ol_check(const struct ktrack_obj_stats *st)
 			hi = ol_recs[i].life;
 	}
 	if (!ol_nr) {
-		ol_ok(0, "records were read");
+		st_ok(0, "records were read");
 		return;
 	}
 	lv = calloc(hi - lo + 1, sizeof(*lv));
@@ -220,25 +204,25 @@ static void ol_check(const struct ktrack_obj_stats *st)
 	}
 	for (k = 0; k < KTRACK_OBJ_END_MAX; k++)
 		ended += st->ended[k];
-	ol_ok(n_track == st->lives && n_untrack == ended && n_hit == st->hits_recorded,
+	st_ok(n_track == st->lives && n_untrack == ended && n_hit == st->hits_recorded,
 	      "records match the counters (track %llu/%llu, untrack %llu/%llu, hit %llu/%llu)",
 	      (unsigned long long)n_track, (unsigned long long)st->lives,
 	      (unsigned long long)n_untrack, (unsigned long long)ended,
 	      (unsigned long long)n_hit, (unsigned long long)st->hits_recorded);
-	ol_ok(!bad_start && !bad_end && !bad_hit,
+	st_ok(!bad_start && !bad_end && !bad_hit,
 	      "every record names a life started once, at its address (%llu, %llu, %llu bad)",
 	      (unsigned long long)bad_start, (unsigned long long)bad_end,
 	      (unsigned long long)bad_hit);
-	ol_ok(!twice && !never, "every life ends exactly once (%llu twice, %llu never)",
+	st_ok(!twice && !never, "every life ends exactly once (%llu twice, %llu never)",
 	      (unsigned long long)twice, (unsigned long long)never);
-	ol_ok(!bad_seq, "the hits of each life are numbered 1..n (%llu lives not)",
+	st_ok(!bad_seq, "the hits of each life are numbered 1..n (%llu lives not)",
 	      (unsigned long long)bad_seq);
 	free(lv);
 }
 
 int main(void)
 {
-	int scale = getenv("KTRACK_STRESS_SCALE") ? atoi(getenv("KTRACK_STRESS_SCALE")) : 1;
+	int scale = st_scale();
 	struct ktrack_config rc = { .size = sizeof(rc), .buf_pages = OL_BUF_PAGES };
 	struct ktrack_obj_stats st;
 	struct ktrack_obj_config c;
@@ -248,8 +232,6 @@ int main(void)
 	int fd, k, ret;
 	uint64_t dropped = 0;
 
-	if (scale < 1)
-		scale = 1;
 	printf("TAP version 13\n1..9\n");
 	if (ot_load()) {
 		printf("Bail out! cannot load ktrack.ko and %s\n", OT_TESTMOD);
@@ -284,7 +266,7 @@ int main(void)
 	}
 	snprintf(iters, sizeof(iters), "%d", OL_ITERS * scale);
 	ret = ot_param_write("churn", iters);
-	ol_ok(!ret, "churn of %s objects per CPU ran (%s)", iters, ret ? strerror(-ret) : "ok");
+	st_ok(!ret, "churn of %s objects per CPU ran (%s)", iters, ret ? strerror(-ret) : "ok");
 
 	/* kfree_rcu() frees in batches later: wait (bounded) until each is seen. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -295,7 +277,7 @@ int main(void)
 			break;
 		poll(NULL, 0, 50);
 	}
-	ol_ok(!ret && !st.nr_tracked, "every object's free was seen: %u still tracked after %lld s",
+	st_ok(!ret && !st.nr_tracked, "every object's free was seen: %u still tracked after %lld s",
 	      st.nr_tracked, (long long)(t1.tv_sec - t0.tv_sec));
 	ret = ot_ioctl(fd, KTRACK_IOC_OBJ_DISABLE, NULL);
 	if (!ret)
@@ -305,18 +287,18 @@ int main(void)
 	ol_drain(fd);
 	if (!ret)
 		ret = ot_stats(fd, &st);
-	ol_ok(!ret && !st.rec_lost && !ol_lost_recs && !ol_bad_read,
+	st_ok(!ret && !st.rec_lost && !ol_lost_recs && !ol_bad_read,
 	      "no record lost (%llu refused, %llu LOST records, read %s)",
 	      (unsigned long long)st.rec_lost, (unsigned long long)ol_lost_recs,
 	      ol_bad_read ? "failed" : "ok");
 	for (k = 0; k < KTRACK_OBJ_DROP_MAX; k++)
 		if (k != KTRACK_OBJ_DROP_FULL)
 			dropped += st.dropped[k];
-	ol_ok(!st.ended[KTRACK_OBJ_END_REUSE] && !st.dropped[KTRACK_OBJ_DROP_DUP],
+	st_ok(!st.ended[KTRACK_OBJ_END_REUSE] && !st.dropped[KTRACK_OBJ_DROP_DUP],
 	      "every free path is seen: %llu lives ended by reuse, %llu duplicates",
 	      (unsigned long long)st.ended[KTRACK_OBJ_END_REUSE],
 	      (unsigned long long)st.dropped[KTRACK_OBJ_DROP_DUP]);
-	ol_ok(!st.ended[KTRACK_OBJ_END_AGE], "no life ends by age before max_age (%llu did)",
+	st_ok(!st.ended[KTRACK_OBJ_END_AGE], "no life ends by age before max_age (%llu did)",
 	      (unsigned long long)st.ended[KTRACK_OBJ_END_AGE]);
 	printf("# lives %llu, hits %llu, ended free %llu hits %llu, dropped %llu (full %llu)\n",
 	       (unsigned long long)st.lives, (unsigned long long)st.hits,
@@ -326,5 +308,5 @@ int main(void)
 	ol_check(&st);
 	close(fd);
 	ot_unload();
-	return ol_failed ? 1 : 0;
+	return st_failed ? 1 : 0;
 }

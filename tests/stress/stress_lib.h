@@ -7,6 +7,7 @@
 #ifndef KTRACK_STRESS_LIB_H
 #define KTRACK_STRESS_LIB_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -126,6 +127,31 @@ static inline void st_start_watchdog(int stall_seconds)
 	st_stall = stall_seconds;
 	pthread_create(&t, NULL, st_watchdog_fn, NULL);
 	pthread_detach(t);
+}
+
+/*
+ * The body of a reader thread, watched as "the reader": wait in poll() for
+ * 'fd' (at most 'poll_ms'), read() it into 'buf' and hand each chunk to
+ * 'got', until 'end' says that read()'s result (0 or -1 and errno) ends it.
+ */
+static inline void st_reader(int fd, char *buf, size_t size, int poll_ms,
+			     void (*got)(const char *buf, ssize_t n), int (*end)(ssize_t n))
+{
+	int w = st_watch("the reader");
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		st_alive(w);
+		poll(&p, 1, poll_ms);
+		n = read(fd, buf, size);
+		if (n > 0)
+			got(buf, n);
+		else if (end(n))
+			break;
+	}
+	st_unwatch(w);
 }
 
 /* /sys/kernel/debug/ktrack/allocations: 1 when every counter is 0. */

@@ -30,6 +30,19 @@ std::vector<uint8_t> probe_record(uint32_t probe_id, uint16_t ev, std::string_vi
   return out;
 }
 
+// One record of a built-in type, decoded; 'ev' points into 'reg' and 'buf'.
+struct BuiltinRecord {
+  SchemaRegistry reg;
+  Decoder dec{reg};
+  std::vector<uint8_t> buf;
+  Event ev;
+
+  bool decode(uint16_t type, std::string_view payload) {
+    append_record(buf, hdr(type), payload);
+    return dec.decode(buf, ev);
+  }
+};
+
 }  // namespace
 
 TEST(Decoder, MarkerHeaderAndText) {
@@ -87,17 +100,14 @@ TEST(Decoder, CommFallsBackToTgidAndResolver) {
 }
 
 TEST(Decoder, LostRecordWithEnum) {
-  SchemaRegistry reg;
-  Decoder dec(reg);
   ktrack_rec_lost l{};
   l.count = 17;
   l.first_ts = 5;
   l.last_ts = 9;
   l.reason = KTRACK_LOST_OVERWRITTEN;
-  std::vector<uint8_t> buf;
-  append_record(buf, hdr(KTRACK_REC_LOST), bytes_of(l));
-  Event ev;
-  ASSERT_TRUE(dec.decode(buf, ev));
+  BuiltinRecord rec;
+  ASSERT_TRUE(rec.decode(KTRACK_REC_LOST, bytes_of(l)));
+  const Event &ev = rec.ev;
   EXPECT_EQ(ev.name, "lost");
   EXPECT_EQ(ev.field("count")->u, 17u);
   EXPECT_EQ(ev.field("first_ts")->u, 5u);
@@ -108,17 +118,14 @@ TEST(Decoder, LostRecordWithEnum) {
 }
 
 TEST(Decoder, EmitBytesBoundedBySize) {
-  SchemaRegistry reg;
-  Decoder dec(reg);
   std::string payload(8, '\0');
   uint32_t id = 9, size = 3;
   std::memcpy(payload.data(), &id, 4);
   std::memcpy(payload.data() + 4, &size, 4);
   payload += "abcdefgh";  // 8 data bytes, only 3 used
-  std::vector<uint8_t> buf;
-  append_record(buf, hdr(KTRACK_REC_EMIT), payload);
-  Event ev;
-  ASSERT_TRUE(dec.decode(buf, ev));
+  BuiltinRecord rec;
+  ASSERT_TRUE(rec.decode(KTRACK_REC_EMIT, payload));
+  const Event &ev = rec.ev;
   EXPECT_EQ(ev.field("id")->u, 9u);
   const FieldValue *d = ev.field("data");
   ASSERT_TRUE(d->valid);
@@ -127,16 +134,13 @@ TEST(Decoder, EmitBytesBoundedBySize) {
 }
 
 TEST(Decoder, TestSeq) {
-  SchemaRegistry reg;
-  Decoder dec(reg);
   ktrack_rec_test_seq s{};
   s.seq = 77;
   s.context = KTRACK_RECF_CTX_HARDIRQ;
   s.run = 4;
-  std::vector<uint8_t> buf;
-  append_record(buf, hdr(KTRACK_REC_TEST_SEQ), bytes_of(s));
-  Event ev;
-  ASSERT_TRUE(dec.decode(buf, ev));
+  BuiltinRecord rec;
+  ASSERT_TRUE(rec.decode(KTRACK_REC_TEST_SEQ, bytes_of(s)));
+  const Event &ev = rec.ev;
   EXPECT_EQ(ev.name, "test_seq");
   EXPECT_EQ(ev.field("seq")->u, 77u);
   EXPECT_EQ(ev.field("context")->u, 2u);
@@ -144,17 +148,14 @@ TEST(Decoder, TestSeq) {
 }
 
 TEST(Decoder, StackSymbolArrayBoundedByNr) {
-  SchemaRegistry reg;
-  Decoder dec(reg);
   std::string payload(8, '\0');
   uint32_t pid = 5, nr = 2;
   std::memcpy(payload.data(), &pid, 4);
   std::memcpy(payload.data() + 4, &nr, 4);
   for (uint64_t ip : {0x1000ull, 0x2000ull, 0x3000ull}) payload += bytes_of(ip);
-  std::vector<uint8_t> buf;
-  append_record(buf, hdr(KTRACK_REC_STACK), payload);
-  Event ev;
-  ASSERT_TRUE(dec.decode(buf, ev));
+  BuiltinRecord rec;
+  ASSERT_TRUE(rec.decode(KTRACK_REC_STACK, payload));
+  const Event &ev = rec.ev;
   EXPECT_EQ(ev.probe_id, 5u);
   const FieldValue *ips = ev.field("ips");
   ASSERT_NE(ips, nullptr);

@@ -130,26 +130,17 @@ struct kt_obj *ktrack_test_obj_valloc(int tag)
 	return o;
 }
 
-static int kt_run_once(void)
+/*
+ * Allocate again until the slab hands back addr1 (a new life of the same
+ * address), pass that object to step1 and free it; addr2 = its address.  The
+ * slab hands the last freed object back first; KFENCE may take an allocation
+ * now and then, so retry a few times.
+ */
+static int kt_realloc_same(void)
 {
-	struct kt_obj *o, *o2;
+	struct kt_obj *o2 = NULL;
 	int tries;
 
-	o = ktrack_test_obj_alloc(0);
-	if (!o)
-		return -ENOMEM;
-	ktrack_test_obj_step1(o);
-	WRITE_ONCE(o->mode, 0x20);
-	ktrack_test_obj_step2(7, o);
-	ktrack_test_obj_step_same(o);
-	WRITE_ONCE(o->mode, 0x30);
-	ktrack_test_obj_step6(1, 2, 3, 4, 5, o);
-	addr1 = (unsigned long)o;
-	ktrack_test_obj_free(o);
-	/*
-	 * The slab hands the last freed object back first; KFENCE may take an
-	 * allocation now and then, so retry a few times.
-	 */
 	for (tries = 0; tries < 16; tries++) {
 		o2 = ktrack_test_obj_alloc(1);
 		if (!o2)
@@ -165,6 +156,24 @@ static int kt_run_once(void)
 	ktrack_test_obj_step1(o2);
 	ktrack_test_obj_free(o2);
 	return 0;
+}
+
+static int kt_run_once(void)
+{
+	struct kt_obj *o;
+
+	o = ktrack_test_obj_alloc(0);
+	if (!o)
+		return -ENOMEM;
+	ktrack_test_obj_step1(o);
+	WRITE_ONCE(o->mode, 0x20);
+	ktrack_test_obj_step2(7, o);
+	ktrack_test_obj_step_same(o);
+	WRITE_ONCE(o->mode, 0x30);
+	ktrack_test_obj_step6(1, 2, 3, 4, 5, o);
+	addr1 = (unsigned long)o;
+	ktrack_test_obj_free(o);
+	return kt_realloc_same();
 }
 
 static int kt_set_run(const char *val, const struct kernel_param *kp)
@@ -182,8 +191,7 @@ static int kt_set_run(const char *val, const struct kernel_param *kp)
 /* Track, hit, free with kmem_cache_free_bulk(), then the same address again. */
 static int kt_set_bulk(const char *val, const struct kernel_param *kp)
 {
-	struct kt_obj *o, *o2 = NULL;
-	int tries;
+	struct kt_obj *o;
 
 	o = ktrack_test_obj_alloc(0);
 	if (!o)
@@ -191,21 +199,7 @@ static int kt_set_bulk(const char *val, const struct kernel_param *kp)
 	ktrack_test_obj_step1(o);
 	addr1 = (unsigned long)o;
 	kmem_cache_free_bulk(kt_cache, 1, (void **)&o);
-	for (tries = 0; tries < 16; tries++) {
-		o2 = ktrack_test_obj_alloc(1);
-		if (!o2)
-			return -ENOMEM;
-		if ((unsigned long)o2 == addr1)
-			break;
-		kmem_cache_free(kt_cache, o2);
-		o2 = NULL;
-	}
-	if (!o2)
-		return -EAGAIN;
-	addr2 = (unsigned long)o2;
-	ktrack_test_obj_step1(o2);
-	ktrack_test_obj_free(o2);
-	return 0;
+	return kt_realloc_same();
 }
 
 static int kt_set_vrun(const char *val, const struct kernel_param *kp)

@@ -121,33 +121,18 @@ static void tpt_bench(unsigned int n)
 }
 
 /* Glob targets: "ktrack_tpt_glob_*" names exactly these four. */
-noinline int ktrack_tpt_glob_one(int x)
-{
-	TPT_USE(x);
-	return x + 1;
-}
-EXPORT_SYMBOL_GPL(ktrack_tpt_glob_one);
+#define TPT_GLOB_TARGET(n, k)				\
+noinline int ktrack_tpt_glob_##n(int x)			\
+{							\
+	TPT_USE(x);					\
+	return x + (k);					\
+}							\
+EXPORT_SYMBOL_GPL(ktrack_tpt_glob_##n)
 
-noinline int ktrack_tpt_glob_two(int x)
-{
-	TPT_USE(x);
-	return x + 2;
-}
-EXPORT_SYMBOL_GPL(ktrack_tpt_glob_two);
-
-noinline int ktrack_tpt_glob_three(int x)
-{
-	TPT_USE(x);
-	return x + 3;
-}
-EXPORT_SYMBOL_GPL(ktrack_tpt_glob_three);
-
-noinline int ktrack_tpt_glob_four(int x)
-{
-	TPT_USE(x);
-	return x + 4;
-}
-EXPORT_SYMBOL_GPL(ktrack_tpt_glob_four);
+TPT_GLOB_TARGET(one, 1);
+TPT_GLOB_TARGET(two, 2);
+TPT_GLOB_TARGET(three, 3);
+TPT_GLOB_TARGET(four, 4);
 
 static void tpt_call_all(void)
 {
