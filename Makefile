@@ -90,7 +90,7 @@ checkpatch: $(CACHE)/kernels.list
 KTEST_SRCS := $(wildcard $(ROOT)/tests/kernel/*.c)
 KTEST_BINS := $(patsubst $(ROOT)/tests/kernel/%.c,$(BUILD)/tests/kernel/%,$(KTEST_SRCS))
 KTEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Wno-clobbered -Wno-misleading-indentation \
-	-I$(ROOT)/include -I$(ROOT)/tests/kernel -I$(CACHE)/linux-src/tools/testing/selftests -D_GNU_SOURCE -pthread
+	-I$(ROOT)/include -I$(ROOT)/tests/kernel -I$(ROOT)/tests/kernel/harness -I$(CACHE)/linux-src/tools/testing/selftests -D_GNU_SOURCE -pthread
 
 # Stress programs (tests/stress/*.c) build the same way, into build/tests/stress.
 STRESS_SRCS := $(wildcard $(ROOT)/tests/stress/*.c)
@@ -98,7 +98,7 @@ STRESS_BINS := $(patsubst $(ROOT)/tests/stress/%.c,$(BUILD)/tests/stress/%,$(STR
 
 kernel-tests: $(KTEST_BINS) $(STRESS_BINS)
 
-$(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kernel/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
+$(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kernel/*.h $(ROOT)/tests/kernel/harness/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
 	@mkdir -p $(dir $@)
 	$(CC) $(KTEST_CFLAGS) -o $@ $< $(KTEST_LDLIBS)
 

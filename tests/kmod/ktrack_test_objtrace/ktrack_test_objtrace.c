@@ -10,8 +10,9 @@
  *   ktrack_test_obj_step_same(o)         arg 1, mode 0x20 (unchanged)
  *   mode = 0x30; ktrack_test_obj_step6(1, 2, 3, 4, 5, o) arg 6
  *   ktrack_test_obj_free(o)              arg 1 -> kmem_cache_free()
- * then allocates again until it gets the same address (a new life of the
- * same address), passes it to ktrack_test_obj_step1() and frees it.
+ * then allocates the same address again (a new life of the same address;
+ * see kt_want for how, under KASAN too), passes it to
+ * ktrack_test_obj_step1() and frees it.
  * addr1/addr2 report the two addresses of the last run.
  *
  * parameters/array is the address of KTRACK_TEST_NR_ARRAY objects of
@@ -66,10 +67,91 @@ module_param(array, ulong, 0400);
 module_param(hot_obj, ulong, 0400);
 module_param(bench_ps, ulong, 0400);
 
+/*
+ * 'run' and 'bulk' want a freed object's address back for a second life.
+ * The slab hands the last freed object back first, but KFENCE may take an
+ * allocation now and then, and KASAN's quarantine (the debug kernel) holds
+ * every freed object back.  So the second allocation names the address it
+ * wants in kt_want: ktrack_test_obj_alloc() then drains the quarantine into
+ * the slab (kmem_cache_shrink(), under KASAN) and allocates, holding every
+ * other object, until that address comes back.  kt_keep, an object of the
+ * first life's slab kept allocated meanwhile, stops the shrink from
+ * discarding that slab with the address in it.  The params' setters run
+ * one at a time (the module's param lock), so these need no lock.
+ */
+#define KT_MAX_HELD 1024
+static unsigned long kt_want;
+static struct kt_obj *kt_keep;
+
+static struct kt_obj *kt_alloc_at(unsigned long want)
+{
+	struct kt_obj **held, *o = NULL;
+	int n = 0;
+
+	held = kmalloc_array(KT_MAX_HELD, sizeof(*held), GFP_KERNEL);
+	if (!held)
+		return NULL;
+	if (IS_ENABLED(CONFIG_KASAN_GENERIC))
+		kmem_cache_shrink(kt_cache);
+	while (n < KT_MAX_HELD) {
+		o = kmem_cache_zalloc(kt_cache, GFP_KERNEL);
+		if (!o || (unsigned long)o == want)
+			break;
+		held[n++] = o;
+		o = NULL;
+	}
+	while (n--)
+		kmem_cache_free(kt_cache, held[n]);
+	kfree(held);
+	return o;
+}
+
+/* Under KASAN: keep an object of o's slab allocated (see kt_want). */
+static void kt_pin_slab(struct kt_obj *o)
+{
+	struct kt_obj *held[16];
+	int n = 0;
+
+	if (!IS_ENABLED(CONFIG_KASAN_GENERIC))
+		return;
+	while (n < ARRAY_SIZE(held) && !kt_keep) {
+		struct kt_obj *k = kmem_cache_alloc(kt_cache, GFP_KERNEL);
+
+		if (!k)
+			break;
+		if (virt_to_folio(k) == virt_to_folio(o))
+			kt_keep = k;
+		else
+			held[n++] = k;
+	}
+	while (n--)
+		kmem_cache_free(kt_cache, held[n]);
+}
+
+static void kt_unpin_slab(void)
+{
+	if (kt_keep)
+		kmem_cache_free(kt_cache, kt_keep);
+	kt_keep = NULL;
+}
+
+/* The second life: ktrack_test_obj_alloc() at the first one's address. */
+static struct kt_obj *kt_alloc_again(unsigned long addr)
+{
+	struct kt_obj *o;
+
+	kt_want = addr;
+	o = ktrack_test_obj_alloc(1);
+	kt_want = 0;
+	kt_unpin_slab();
+	return o;
+}
+
 struct kt_obj *ktrack_test_obj_alloc(int tag)
 {
-	struct kt_obj *o = kmem_cache_zalloc(kt_cache, GFP_KERNEL);
+	struct kt_obj *o;
 
+	o = kt_want ? kt_alloc_at(kt_want) : kmem_cache_zalloc(kt_cache, GFP_KERNEL);
 	if (o) {
 		o->magic = 0x6b746f62 + tag;
 		WRITE_ONCE(o->mode, 0x10);
@@ -131,25 +213,13 @@ struct kt_obj *ktrack_test_obj_valloc(int tag)
 }
 
 /*
- * Allocate again until the slab hands back addr1 (a new life of the same
- * address), pass that object to step1 and free it; addr2 = its address.  The
- * slab hands the last freed object back first; KFENCE may take an allocation
- * now and then, so retry a few times.
+ * A new life of addr1 (kt_alloc_again(): see kt_want), passed to step1 and
+ * freed; addr2 = its address.
  */
 static int kt_realloc_same(void)
 {
-	struct kt_obj *o2 = NULL;
-	int tries;
+	struct kt_obj *o2 = kt_alloc_again(addr1);
 
-	for (tries = 0; tries < 16; tries++) {
-		o2 = ktrack_test_obj_alloc(1);
-		if (!o2)
-			return -ENOMEM;
-		if ((unsigned long)o2 == addr1)
-			break;
-		kmem_cache_free(kt_cache, o2);
-		o2 = NULL;
-	}
 	if (!o2)
 		return -EAGAIN;
 	addr2 = (unsigned long)o2;
@@ -165,6 +235,7 @@ static int kt_run_once(void)
 	o = ktrack_test_obj_alloc(0);
 	if (!o)
 		return -ENOMEM;
+	kt_pin_slab(o);
 	ktrack_test_obj_step1(o);
 	WRITE_ONCE(o->mode, 0x20);
 	ktrack_test_obj_step2(7, o);
@@ -196,6 +267,7 @@ static int kt_set_bulk(const char *val, const struct kernel_param *kp)
 	o = ktrack_test_obj_alloc(0);
 	if (!o)
 		return -ENOMEM;
+	kt_pin_slab(o);
 	ktrack_test_obj_step1(o);
 	addr1 = (unsigned long)o;
 	kmem_cache_free_bulk(kt_cache, 1, (void **)&o);
