@@ -7,8 +7,11 @@
 # lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, kmemleak, DEBUG_OBJECTS, UBSAN,
 # fault injection; 9p over virtio built in).  The result is cached under
 # build/cache/debug-kernel/KEY, KEY being a hash of the source package
-# version, the fragment and this script, and installed like the Debian
-# kernels: build/cache/kernels/RELEASE/{boot,lib/modules}, plus a line
+# version, the fragment and this script, kept outside the work tree in
+# $KTRACK_DEBUG_CACHE (default ~/.cache/ktrack/debug-kernel, so a fresh
+# clone on the same machine does not rebuild it: the build takes about an
+# hour), and installed like the Debian kernels:
+# build/cache/kernels/RELEASE/{boot,lib/modules}, plus a line
 # "debug RELEASE" in build/cache/debug-kernel.list for tests/vm/run.
 # ktrack's modules build against it with KDIR=$(scripts/debug-kernel.sh --kdir).
 #
@@ -27,7 +30,7 @@ rel612=$(awk '$1 == "6.12" {print $2}' "$cache/kernels.list")
 debcfg=/usr/src/linux-headers-$rel612/.config
 [ -f "$debcfg" ] || die "Debian's 6.12 config $debcfg is missing (make setup)"
 key=$( (echo "$srcver"; cat "$frag" "$0" "$debcfg") | sha256sum | cut -c1-12)
-dir=$cache/debug-kernel/$key
+dir=${KTRACK_DEBUG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ktrack/debug-kernel}/$key
 src=$dir/src
 
 if [ ! -f "$dir/release" ]; then
@@ -57,18 +60,21 @@ if [ ! -f "$dir/release" ]; then
 		grep -q "^CONFIG_$opt=y" "$src/.config" || die "CONFIG_$opt is not set in the debug config"
 	done
 	echo "debug-kernel: building with make -j$(nproc) (about an hour on 2 cores)" >&2
-	(cd "$src" && nice make -s -j"$(nproc)" all) >"$dir/build.log" 2>&1 ||
+	(cd "$src" && nice -n 19 make -s -j"$(nproc)" all) >"$dir/build.log" 2>&1 ||
 		{ tail -n 30 "$dir/build.log" >&2; die "the build failed (log: $dir/build.log)"; }
-	rel=$(cat "$src/include/config/kernel.release")
-	inst=$cache/kernels/$rel
+	cat "$src/include/config/kernel.release" >"$dir/release.new"
+	mv "$dir/release.new" "$dir/release"
+	echo "debug-kernel: built $(cat "$dir/release") in $(($(date +%s) - start)) s" >&2
+fi
+rel=$(cat "$dir/release")
+# Installed into this work tree's cache (each clone has its own).
+inst=$cache/kernels/$rel
+if [ ! -f "$inst/boot/vmlinuz-$rel" ]; then
 	rm -rf "$inst"
 	mkdir -p "$inst/boot"
 	cp "$src/arch/x86/boot/bzImage" "$inst/boot/vmlinuz-$rel"
 	(cd "$src" && make -s INSTALL_MOD_PATH="$inst" modules_install) >>"$dir/build.log" 2>&1
 	ln -sfn "$src" "$inst/lib/modules/$rel/build"
-	echo "$rel" >"$dir/release"
-	echo "debug-kernel: built $rel in $(($(date +%s) - start)) s" >&2
 fi
-rel=$(cat "$dir/release")
 echo "debug $rel" >"$cache/debug-kernel.list"
 if [ "${1:-}" = --kdir ]; then echo "$src"; else echo "$rel"; fi
