@@ -18,14 +18,14 @@
 #include <string>
 
 #include "analysis/analysis_source.hpp"
-#include "util/error.hpp"
 #include "analysis/export_perfetto.hpp"
-#include "format/format.hpp"
 #include "analysis/graph.hpp"
 #include "analysis/hist.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/stackagg.hpp"
+#include "format/format.hpp"
 #include "synth_trace.hpp"
+#include "util/error.hpp"
 
 using namespace ktrack::analysis;
 

@@ -71,6 +71,16 @@ else
 	add 0 1 0 "checkpatch"
 fi
 
+section "C++ formatting (clang-format)"
+if make -s -C "$root" format-check >"$logs/format.log" 2>&1; then
+	echo "ok: the C++ sources are clang-formatted"
+	add 1 0 0 ""
+else
+	grep -E 'error:' "$logs/format.log" | cut -d: -f1 | sort -u | sed 's/^/not formatted: /'
+	echo "run 'make format'"
+	add 0 1 0 "clang-format"
+fi
+
 section "host unit tests (ctest)"
 (cd "$build/user" && ctest --output-on-failure -j "$(nproc)") >"$logs/ctest.log" 2>&1
 tail -n 3 "$logs/ctest.log"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analysis.hpp"
 #include <uapi/ktrack.h>
+#include "analysis/analysis.hpp"
 
 namespace fixture {
 

@@ -7,17 +7,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis_fixture.hpp"
-#include "json_mini.hpp"
 #include "analysis/analysis_source.hpp"
-#include "util/error.hpp"
 #include "analysis/export_perfetto.hpp"
 #include "analysis/graph.hpp"
 #include "analysis/hist.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/stackagg.hpp"
-#include "synth_trace.hpp"
 #include "analysis/top.hpp"
+#include "analysis_fixture.hpp"
+#include "json_mini.hpp"
+#include "synth_trace.hpp"
+#include "util/error.hpp"
 
 namespace fs = std::filesystem;
 using namespace ktrack::analysis;

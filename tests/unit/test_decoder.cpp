@@ -168,9 +168,11 @@ TEST(Decoder, StackSymbolArrayBoundedByNr) {
 
 TEST(Decoder, ProbeSchemaPerIdAndEvent) {
   SchemaRegistry reg;
-  reg.add(probe_schema(3, "do_open",
-                       {make_field("dfd", FieldType::S32, 0, 4), make_field("filename", FieldType::DynString, 4)}));
-  reg.add(probe_schema(3, "do_open__return", {make_field("ret", FieldType::S64, 0, 8)}, KTRACK_PROBE_EV_EXIT));
+  reg.add(probe_schema(
+      3, "do_open",
+      {make_field("dfd", FieldType::S32, 0, 4), make_field("filename", FieldType::DynString, 4)}));
+  reg.add(
+      probe_schema(3, "do_open__return", {make_field("ret", FieldType::S64, 0, 8)}, KTRACK_PROBE_EV_EXIT));
 
   Decoder dec(reg);
   Event ev;

@@ -1,10 +1,10 @@
 // Perfetto/Chrome JSON (parsed back), folded stacks, stackcount output.
 #include <gtest/gtest.h>
 
-#include "analysis_fixture.hpp"
-#include "json_mini.hpp"
 #include "analysis/export_perfetto.hpp"
 #include "analysis/stackagg.hpp"
+#include "analysis_fixture.hpp"
+#include "json_mini.hpp"
 
 using namespace fixture;
 using json_mini::Value;

@@ -506,7 +506,8 @@ TEST(Format, TextAndJsonOfKnownRecords) {
   std::memcpy(data.data() + 8, &slot, 4);
   std::memcpy(data.data() + 12, v, 6);
   std::memcpy(data.data() + 18, "a\x01z", 3);
-  std::string probe = probe_payload(7, KTRACK_PROBE_EV_EXIT, 0xffffffff81001000ull, 0xffffffffc0001004ull, data);
+  std::string probe =
+      probe_payload(7, KTRACK_PROBE_EV_EXIT, 0xffffffff81001000ull, 0xffffffffc0001004ull, data);
   rec.clear();
   auto h = hdr(KTRACK_REC_PROBE, 0, 5, 9, 9);
   h.flags = KTRACK_RECF_CTX_HARDIRQ;
@@ -514,10 +515,9 @@ TEST(Format, TextAndJsonOfKnownRecords) {
   ASSERT_TRUE(dec.decode(rec, ev));
   out.clear();
   format_text(ev, opt, out);
-  EXPECT_EQ(
-      fmt::to_string(out),
-      "           <...>-9       [000] 0.000000005: open: (mod_fn+0x4 [mymod] <- do_sys_openat2) fd=-2 "
-      "flags=0x8001 name=\"a\\x01z\" v={1,2,3}\n");
+  EXPECT_EQ(fmt::to_string(out),
+            "           <...>-9       [000] 0.000000005: open: (mod_fn+0x4 [mymod] <- do_sys_openat2) fd=-2 "
+            "flags=0x8001 name=\"a\\x01z\" v={1,2,3}\n");
   out.clear();
   format_json(ev, opt, out);
   EXPECT_EQ(fmt::to_string(out),

@@ -2,8 +2,8 @@
 // context-switch separators, orphan exits.
 #include <gtest/gtest.h>
 
-#include "analysis_fixture.hpp"
 #include "analysis/graph.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace fixture;
 
@@ -47,14 +47,15 @@ TEST(Graph, LostRecordsInTheMiddle) {
   st.exit(5000, 1, 100, kA);           // closes a (b dropped)
   st.entry(6000, 1, 100, kB).exit(6100, 1, 100, kB);
   std::string out = run(st);
-  EXPECT_EQ(lines(out), (std::vector<std::string>{
-                            "  1) bash-100             |               |  func_a() {",
-                            "  1) bash-100             |               |    func_b() {",
-                            "  1) ========== lost 1234 records on CPU 1 between 0.000002 and 0.000002 ==========",
-                            "  1) bash-100             |               |      } /* func_c (entry not recorded) */",
-                            "  1) bash-100             |      4.000 us |  } /* func_a */",
-                            "  1) bash-100             |      0.100 us |  func_b();",
-                        }))
+  EXPECT_EQ(lines(out),
+            (std::vector<std::string>{
+                "  1) bash-100             |               |  func_a() {",
+                "  1) bash-100             |               |    func_b() {",
+                "  1) ========== lost 1234 records on CPU 1 between 0.000002 and 0.000002 ==========",
+                "  1) bash-100             |               |      } /* func_c (entry not recorded) */",
+                "  1) bash-100             |      4.000 us |  } /* func_a */",
+                "  1) bash-100             |      0.100 us |  func_b();",
+            }))
       << out;
 }
 

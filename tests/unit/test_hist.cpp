@@ -1,9 +1,9 @@
 // hist: buckets, percentiles, grouping, $duration from pairs and fields.
 #include <gtest/gtest.h>
 
+#include "analysis/hist.hpp"
 #include "analysis_fixture.hpp"
 #include "util/error.hpp"
-#include "analysis/hist.hpp"
 
 using namespace fixture;
 

@@ -5,9 +5,9 @@
 #include <random>
 
 #include "device/capture.hpp"
-#include "util/error.hpp"
 #include "format/event.hpp"
 #include "format/merge.hpp"
+#include "util/error.hpp"
 
 using namespace ktrack;
 

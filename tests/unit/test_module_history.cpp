@@ -180,8 +180,8 @@ TEST(ModuleHistory, PinnedAddressesKeepTheirTime) {
 TEST(ModuleHistory, StreamTextAndViews) {
   fs::path p = fs::temp_directory_path() / ("ktrack-modhist-" + std::to_string(::getpid()));
   auto recs = capture();
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char *>(recs.data()),
-                                           static_cast<std::streamsize>(recs.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char *>(recs.data()), static_cast<std::streamsize>(recs.size()));
   std::vector<std::string> lines;
   {
     TraceReader r(p.string());

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "util/error.hpp"
 #include "objtrace/objtrace.hpp"
+#include "util/error.hpp"
 
 using namespace ktrack;
 

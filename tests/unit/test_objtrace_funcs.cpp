@@ -6,8 +6,8 @@
 
 #include <map>
 
-#include "util/error.hpp"
 #include "objtrace/objtrace_funcs.hpp"
+#include "util/error.hpp"
 
 using namespace ktrack;
 

@@ -2,8 +2,8 @@
 // unpaired records, caller breakdown.
 #include <gtest/gtest.h>
 
-#include "analysis_fixture.hpp"
 #include "analysis/profile.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace fixture;
 

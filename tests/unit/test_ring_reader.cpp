@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "util/error.hpp"
 #include "device/ring_reader.hpp"
+#include "util/error.hpp"
 
 namespace {
 

@@ -214,8 +214,11 @@ SessionConfig Session::config() const {
   c.size = sizeof(c);
   int rc = dev_.ioctl_raw(KTRACK_IOC_GET_CONFIG, &c);
   if (rc < 0) throw SysError("read the session configuration", -rc);
-  return {.buf_pages = c.buf_pages, .mode = c.mode, .clock = c.clock,
-          .wakeup_bytes = c.wakeup_bytes, .wakeup_percent = c.wakeup_percent,
+  return {.buf_pages = c.buf_pages,
+          .mode = c.mode,
+          .clock = c.clock,
+          .wakeup_bytes = c.wakeup_bytes,
+          .wakeup_percent = c.wakeup_percent,
           .pids = std::vector<int32_t>(c.pids, c.pids + std::min<uint32_t>(c.nr_pids, KTRACK_MAX_PID_FILTER)),
           .cpu_mask = c.cpu_mask};
 }

@@ -210,38 +210,41 @@ std::vector<Schema> builtin_schemas() {
   using F = FieldType;
   std::vector<Schema> v;
   v.push_back(make_schema(KTRACK_REC_PAD, "pad", {}));
-  v.push_back(make_schema(KTRACK_REC_LOST, "lost",
-                 {fd("count", F::U64, 0, 8), fd("first_ts", F::U64, 8, 8), fd("last_ts", F::U64, 16, 8),
-                  fd("reason", F::U32, 24, 4, {},
-                     {{KTRACK_LOST_FULL, "full"},
-                      {KTRACK_LOST_OVERWRITTEN, "overwritten"},
-                      {KTRACK_LOST_TOO_BIG, "too_big"}})}));
+  v.push_back(
+      make_schema(KTRACK_REC_LOST, "lost",
+                  {fd("count", F::U64, 0, 8), fd("first_ts", F::U64, 8, 8), fd("last_ts", F::U64, 16, 8),
+                   fd("reason", F::U32, 24, 4, {},
+                      {{KTRACK_LOST_FULL, "full"},
+                       {KTRACK_LOST_OVERWRITTEN, "overwritten"},
+                       {KTRACK_LOST_TOO_BIG, "too_big"}})}));
   v.push_back(make_schema(KTRACK_REC_MARKER, "marker", {fd("text", F::String, 0, 0)}));
-  v.push_back(make_schema(KTRACK_REC_EMIT, "emit",
-                 {fd("id", F::U32, 0, 4), fd("size", F::U32, 4, 4), fd("data", F::Bytes, 8, 0, "size")}));
+  v.push_back(
+      make_schema(KTRACK_REC_EMIT, "emit",
+                  {fd("id", F::U32, 0, 4), fd("size", F::U32, 4, 4), fd("data", F::Bytes, 8, 0, "size")}));
   v.push_back(make_schema(KTRACK_REC_PRINTF, "printf", {fd("text", F::String, 0, 0)}));
   v.push_back(make_schema(KTRACK_REC_TEST_SEQ, "test_seq",
-                 {fd("seq", F::U64, 0, 8),
-                  fd("context", F::U32, 8, 4, {},
-                     {{KTRACK_RECF_CTX_TASK, "task"},
-                      {KTRACK_RECF_CTX_SOFTIRQ, "softirq"},
-                      {KTRACK_RECF_CTX_HARDIRQ, "hardirq"},
-                      {KTRACK_RECF_CTX_NMI, "nmi"}}),
-                  fd("run", F::U32, 12, 4)}));
+                          {fd("seq", F::U64, 0, 8),
+                           fd("context", F::U32, 8, 4, {},
+                              {{KTRACK_RECF_CTX_TASK, "task"},
+                               {KTRACK_RECF_CTX_SOFTIRQ, "softirq"},
+                               {KTRACK_RECF_CTX_HARDIRQ, "hardirq"},
+                               {KTRACK_RECF_CTX_NMI, "nmi"}}),
+                           fd("run", F::U32, 12, 4)}));
   // Module load/unload: what names the other records (Symbolizer::ingest).
-  v.push_back(
-      make_schema(KTRACK_REC_MODULE, "module",
-         {fd("event", F::U32, 0, 4, {}, {{KTRACK_MODULE_LOAD, "load"}, {KTRACK_MODULE_UNLOAD, "unload"}}),
-          fd("nr_syms", F::U32, 4, 4), fd("text_base", F::X64, 8, 8), fd("text_size", F::U64, 16, 8),
-          fd("init_base", F::X64, 24, 8), fd("init_size", F::U64, 32, 8),
-          fd("name", F::String, 40, KTRACK_MODULE_NAME_MAX)}));
+  v.push_back(make_schema(
+      KTRACK_REC_MODULE, "module",
+      {fd("event", F::U32, 0, 4, {}, {{KTRACK_MODULE_LOAD, "load"}, {KTRACK_MODULE_UNLOAD, "unload"}}),
+       fd("nr_syms", F::U32, 4, 4), fd("text_base", F::X64, 8, 8), fd("text_size", F::U64, 16, 8),
+       fd("init_base", F::X64, 24, 8), fd("init_size", F::U64, 32, 8),
+       fd("name", F::String, 40, KTRACK_MODULE_NAME_MAX)}));
   // (the symbols themselves are the Symbolizer's: not printed as bytes)
-  v.push_back(
-      make_schema(KTRACK_REC_MODULE_SYMS, "module_syms", {fd("text_base", F::X64, 0, 8), fd("nr", F::U32, 8, 4)}));
+  v.push_back(make_schema(KTRACK_REC_MODULE_SYMS, "module_syms",
+                          {fd("text_base", F::X64, 0, 8), fd("nr", F::U32, 8, 4)}));
   // Probes without a registered schema: the fetched data as bytes.
   v.push_back(make_schema(KTRACK_REC_PROBE, "probe", {fd("data", F::Bytes, 0, 0)}));
-  v.push_back(make_schema(KTRACK_REC_STACK, "stack",
-                 {fd("probe_id", F::U32, 0, 4), fd("nr", F::U32, 4, 4), fd("ips", F::Symbol, 8, 0, "nr")}));
+  v.push_back(
+      make_schema(KTRACK_REC_STACK, "stack",
+                  {fd("probe_id", F::U32, 0, 4), fd("nr", F::U32, 4, 4), fd("ips", F::Symbol, 8, 0, "nr")}));
   // The object tracker (issue 5) replaces these with its layouts.
   v.push_back(make_schema(KTRACK_REC_OBJ_HIT, "obj_hit", {fd("data", F::Bytes, 0, 0)}));
   v.push_back(make_schema(KTRACK_REC_OBJ_TRACK, "obj_track", {fd("data", F::Bytes, 0, 0)}));

@@ -257,7 +257,8 @@ std::string explain_obj_errno(std::string_view what, int err) {
       break;
     case E2BIG:
       advice =
-          "a size or count is above the kernel's limit (see include/uapi/ktrack.h), or --max-objects is above "
+          "a size or count is above the kernel's limit (see include/uapi/ktrack.h), or --max-objects is "
+          "above "
           "ktrack.ko's max_tracked_objects (/sys/module/ktrack/parameters/max_tracked_objects)";
       break;
     case EBUSY:

@@ -65,12 +65,20 @@ bool ObjLifeBuilder::add_raw(std::span<const uint8_t> rec) {
     case KTRACK_REC_OBJ_HIT: {
       ktrack_rec_obj_hit r;
       if (!read_payload(rec, r)) return false;
-      life(r.life, r.obj).hits.push_back({.ts = h.ts, .cpu = h.cpu, .pid = h.pid, .ip = r.ip,
-                                          .parent_ip = r.parent_ip, .arg = r.arg, .hit = r.hit,
-                                          .flags = r.flags, .fault_mask = r.fault_mask,
-                                          .values = values_of(r.values, r.nr_values),
-                                          .prev_cpu = r.prev_cpu, .prev_ts = r.prev_ts,
-                                          .prev_ip = r.prev_ip});
+      life(r.life, r.obj)
+          .hits.push_back({.ts = h.ts,
+                           .cpu = h.cpu,
+                           .pid = h.pid,
+                           .ip = r.ip,
+                           .parent_ip = r.parent_ip,
+                           .arg = r.arg,
+                           .hit = r.hit,
+                           .flags = r.flags,
+                           .fault_mask = r.fault_mask,
+                           .values = values_of(r.values, r.nr_values),
+                           .prev_cpu = r.prev_cpu,
+                           .prev_ts = r.prev_ts,
+                           .prev_ip = r.prev_ip});
       break;
     }
     case KTRACK_REC_OBJ_UNTRACK: {

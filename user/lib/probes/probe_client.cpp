@@ -162,9 +162,18 @@ std::vector<ProbeInfo> ProbeClient::list() const {
   std::vector<ProbeInfo> out;
   for (uint32_t i = 0; i < req.count; i++) {
     const auto &k = buf[i];
-    out.push_back({.id = k.id, .kind = k.kind, .mechanism = k.mechanism, .state = k.state,
-                   .hits = k.hits, .misses = k.misses, .filtered = k.filtered, .dropped = k.dropped,
-                   .faults = k.faults, .idle = k.idle, .nr_funcs = k.nr_funcs, .arm_count = k.arm_count,
+    out.push_back({.id = k.id,
+                   .kind = k.kind,
+                   .mechanism = k.mechanism,
+                   .state = k.state,
+                   .hits = k.hits,
+                   .misses = k.misses,
+                   .filtered = k.filtered,
+                   .dropped = k.dropped,
+                   .faults = k.faults,
+                   .idle = k.idle,
+                   .nr_funcs = k.nr_funcs,
+                   .arm_count = k.arm_count,
                    .name = std::string(k.name, strnlen(k.name, sizeof(k.name))),
                    .target = std::string(k.target, strnlen(k.target, sizeof(k.target)))});
   }
