@@ -349,6 +349,19 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 	return p ? 0 : -ENOENT;
 }
 
+bool ktrack_probe_cmd_known(unsigned int cmd)
+{
+	switch (cmd) {
+	case KTRACK_IOC_PROBE_ADD:
+	case KTRACK_IOC_PROBE_DEL:
+	case KTRACK_IOC_PROBE_LIST:
+	case KTRACK_IOC_PROBE_GET:
+		return true;
+	default:
+		return false;
+	}
+}
+
 long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)
 {
 	switch (cmd) {
