@@ -278,6 +278,34 @@ TEST_F(desc, add_request_is_validated)
 	EXPECT_EQ(ENOTTY, errno);
 }
 
+/*
+ * maxactive is per function, as for kretprobe events: r probes only.  An
+ * f exit probe cannot have it (fprobe on 6.12 shares one pool among its
+ * functions, 6.1's kretprobes have one each: the same number meant two
+ * things).  Review finding #24.
+ */
+TEST_F(desc, maxactive_only_on_r_probes)
+{
+	struct ktrack_probe_add res = { 0 };
+	struct ktrack_probe_desc *d;
+	size_t len = 0;
+	void *f;
+	int id;
+
+	f = pt_compile("f:fx ktrack_tpt_glob_one,ktrack_tpt_glob_two%return r=$retval:s32",
+		       NULL, &len, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, f) TH_LOG("%s", self->out);
+	d = f;
+	d->maxactive = 4;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, f, len, NULL));
+	d->maxactive = 0;
+	EXPECT_EQ(0, pt_add_blob(self->fd, f, len, &res));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, res.state);
+	free(f);
+	id = pt_add(self->fd, "r4:rx ktrack_tpt_add r=$retval:s32", NULL);
+	EXPECT_LT(0, id);
+}
+
 TEST_F(desc, del_and_list_requests_are_validated)
 {
 	struct ktrack_probe_del del = { .size = sizeof(del) };
