@@ -130,7 +130,8 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 
 	switch (f->src) {
 	case KTRACK_FETCH_SRC_ARG:
-		if (f->param < 1 || f->param > KTRACK_FETCH_MAX_ARG)
+		/* a t: probe's $arg6 would be always 0 (review finding #7) */
+		if (f->param < 1 || f->param > (regs_ok ? KTRACK_FETCH_MAX_ARG : KT_TP_NR_ARGS))
 			return -EINVAL;
 		break;
 	case KTRACK_FETCH_SRC_REG:
