@@ -70,6 +70,8 @@ u64 ktrack_session_clock(struct ktrack_session *s);
 /* Hooks implemented by the probe part (probe*.c). */
 long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd,
 			void __user *arg);
+/* Is 'cmd' one of the probe part's commands (else ENOTTY, session untouched)? */
+bool ktrack_probe_cmd_known(unsigned int cmd);
 /* Detach and free every probe of 's'; may sleep.  Called on teardown. */
 void ktrack_probe_session_release(struct ktrack_session *s);
 /* Number of probes attached to 's' (session list); may sleep. */
@@ -82,6 +84,7 @@ u64 ktrack_probe_features(void);
 /* Hooks implemented by the object tracker (objtrace*.c). */
 long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd,
 			   void __user *arg);
+bool ktrack_objtrace_cmd_known(unsigned int cmd);
 void ktrack_objtrace_session_release(struct ktrack_session *s);
 u64 ktrack_objtrace_features(void);
 int ktrack_objtrace_init(void);

@@ -440,6 +440,23 @@ static void objtrace_ioc_stats(struct objtrace_state *st, struct ktrack_obj_stat
  * or after it is released: a stalled fault must not block the other
  * sessions' object trackers (nor their teardown).
  */
+bool ktrack_objtrace_cmd_known(unsigned int cmd)
+{
+	switch (cmd) {
+	case KTRACK_IOC_OBJ_CONFIG:
+	case KTRACK_IOC_OBJ_ADD_SOURCE:
+	case KTRACK_IOC_OBJ_TRACK:
+	case KTRACK_IOC_OBJ_UNTRACK:
+	case KTRACK_IOC_OBJ_ENABLE:
+	case KTRACK_IOC_OBJ_DISABLE:
+	case KTRACK_IOC_OBJ_GET_STATS:
+	case KTRACK_IOC_OBJ_QUERY:
+		return true;
+	default:
+		return false;
+	}
+}
+
 long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)
 {
 	struct objtrace_config_in cin = { };

@@ -133,17 +133,26 @@ static void kt_disarm(struct kt_probe *p, u32 new_state)
 }
 
 /*
- * Is a module of that name loaded?  find_module() is not exported; every
- * module has a kobject in the "module" kset, which is our own module's kset.
+ * Is a module of that name loaded, and not on its way out?  find_module()
+ * is not exported; every module has a kobject in the "module" kset, which
+ * is our own module's kset.  A module already GOING still has it (until
+ * free_module()), but it will not come back as it is: a MOD:SYM probe on
+ * it waits for the next load (review finding #25).  Our reference on the
+ * kobject keeps its struct module alive (mod_kobject_put() waits for it);
+ * built-in "modules" (parameters only) have none.
  */
 static bool kt_module_loaded(const char *name)
 {
 	struct kobject *kobj = kset_find_obj(THIS_MODULE->mkobj.kobj.kset, name);
+	struct module *mod;
+	bool live;
 
 	if (!kobj)
 		return false;
+	mod = container_of(kobj, struct module_kobject, kobj)->mod;
+	live = !mod || READ_ONCE(mod->state) != MODULE_STATE_GOING;
 	kobject_put(kobj);
-	return true;
+	return live;
 }
 
 struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name)
@@ -347,6 +356,19 @@ static long kt_ioctl_del(struct ktrack_session *s, void __user *arg)
 	mutex_unlock(&kt_probe_lock);
 	kt_free_gone(&gone);
 	return p ? 0 : -ENOENT;
+}
+
+bool ktrack_probe_cmd_known(unsigned int cmd)
+{
+	switch (cmd) {
+	case KTRACK_IOC_PROBE_ADD:
+	case KTRACK_IOC_PROBE_DEL:
+	case KTRACK_IOC_PROBE_LIST:
+	case KTRACK_IOC_PROBE_GET:
+		return true;
+	default:
+		return false;
+	}
 }
 
 long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg)

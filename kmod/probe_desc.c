@@ -130,7 +130,8 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 
 	switch (f->src) {
 	case KTRACK_FETCH_SRC_ARG:
-		if (f->param < 1 || f->param > KTRACK_FETCH_MAX_ARG)
+		/* a t: probe's $arg6 would be always 0 (review finding #7) */
+		if (f->param < 1 || f->param > (regs_ok ? KTRACK_FETCH_MAX_ARG : KT_TP_NR_ARGS))
 			return -EINVAL;
 		break;
 	case KTRACK_FETCH_SRC_REG:
@@ -337,7 +338,6 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	const struct ktrack_probe_fetch *uf;
 	struct kt_probe *p;
 	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT;
-	bool is_exit;
 	int ret = -EINVAL;
 	u16 i;
 
@@ -365,9 +365,12 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	    !kt_str_section_ok(d, d->spec_off, d->spec_len))
 		return ERR_PTR(-EINVAL);
 
-	is_exit = d->kind == KTRACK_PROBE_KRETPROBE ||
-		  (d->kind == KTRACK_PROBE_FUNCS && (d->flags & KTRACK_PROBE_F_EXIT));
-	if (d->maxactive && !is_exit)
+	/*
+	 * maxactive is per function, as for kretprobe events: an f probe
+	 * cannot have it, as fprobe (6.12) shares one pool among all its
+	 * functions while kretprobes (6.1) have one each (finding #24).
+	 */
+	if (d->maxactive && d->kind != KTRACK_PROBE_KRETPROBE)
 		return ERR_PTR(-EINVAL);
 	switch (d->kind) {
 	case KTRACK_PROBE_KPROBE:

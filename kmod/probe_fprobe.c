@@ -54,10 +54,9 @@ static int kt_fprobe_arm(struct kt_probe *p)
 
 	memset(&p->fp, 0, sizeof(p->fp));
 	p->fp.entry_handler = kt_fp_entry;
-	if (p->flags & KTRACK_PROBE_F_EXIT) {
+	/* nr_maxactive 0: fprobe's default pool (no maxactive on f probes) */
+	if (p->flags & KTRACK_PROBE_F_EXIT)
 		p->fp.exit_handler = kt_fp_exit;
-		p->fp.nr_maxactive = p->maxactive;
-	}
 	p->fp.entry_data_size = sizeof(struct kt_entry_data);
 	ret = register_fprobe_syms(&p->fp, p->func_names, p->nr_funcs);
 	switch (ret) {

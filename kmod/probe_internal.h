@@ -93,6 +93,12 @@ struct kt_probe_ops {
 	void (*sync_disarm)(void);
 };
 
+/*
+ * Arguments a t: probe sees: kt_tp_handler() gets the tracepoint's data
+ * pointer and 5 more register arguments (a 6th would be on the stack).
+ */
+#define KT_TP_NR_ARGS	5
+
 #define KT_IN_NONE	0
 #define KT_IN_SOME	1
 #define KT_IN_ALL	2

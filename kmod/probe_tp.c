@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * probe_tp.c - t probes: attach to an existing static tracepoint of the
- * core kernel and record its raw arguments ($arg1..$arg6).
+ * core kernel and record its raw arguments ($arg1..$arg5: KT_TP_NR_ARGS;
+ * validation refuses $arg6, which this handler never receives).
  *
  * Tracepoint probes are called as probe(data, arg1, ..., argN) with N fixed
  * by the event's TP_PROTO.  This handler takes the maximum count of
@@ -22,7 +23,7 @@ static notrace void kt_tp_handler(void *data, unsigned long a1, unsigned long a2
 				  unsigned long a3, unsigned long a4, unsigned long a5)
 {
 	struct kt_probe *p = data;
-	unsigned long args[KTRACK_FETCH_MAX_ARG] = { a1, a2, a3, a4, a5, 0 };
+	unsigned long args[KTRACK_FETCH_MAX_ARG] = { a1, a2, a3, a4, a5 };	/* KT_TP_NR_ARGS */
 	struct kt_fetch_ctx ctx = { .args = args };
 
 	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, (unsigned long)READ_ONCE(p->tp), _RET_IP_);

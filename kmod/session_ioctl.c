@@ -199,15 +199,15 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 		 * Each part owns a range of command numbers (ktrack_internal.h)
 		 * and runs its ioctls without s->lock, which must not be held
 		 * across their user copies; each checks ktrack_session_dead()
-		 * under its own lock.  An unknown command leaves the session
-		 * untouched: probing for commands must not make a fresh fd
-		 * impossible to attach.
+		 * under its own lock.  An unknown command, in a part's range
+		 * or not, leaves the session untouched: probing for commands
+		 * must not make a fresh fd impossible to attach (review
+		 * finding #23).
 		 */
-		if ((_IOC_NR(cmd) >= 0x20 && _IOC_NR(cmd) <= 0x2f) ||
-		    (_IOC_NR(cmd) >= 0x30 && _IOC_NR(cmd) <= 0x3f)) {
+		if (ktrack_probe_cmd_known(cmd) || ktrack_objtrace_cmd_known(cmd)) {
 			s->touched = true;
 			mutex_unlock(&s->lock);
-			if (_IOC_NR(cmd) <= 0x2f)
+			if (ktrack_probe_cmd_known(cmd))
 				return ktrack_probe_ioctl(s, cmd, arg);
 			return ktrack_objtrace_ioctl(s, cmd, arg);
 		}

@@ -345,7 +345,7 @@ struct ktrack_probe_desc {
 	__u64 addr;		/* p: absolute address when symbol is "" */
 	__u64 offset;		/* p: +OFFS */
 	__u64 hit_limit;	/* stop recording after this many hits; 0 = none */
-	__u32 maxactive;	/* r/f exit: concurrent instances; 0 = default */
+	__u32 maxactive;	/* r only: concurrent instances; 0 = default */
 	__u32 stack_depth;	/* 0 or frames of a KTRACK_REC_STACK record */
 	__u16 nr_fetch;
 	__u16 nr_insns;

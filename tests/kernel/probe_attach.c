@@ -8,8 +8,10 @@
  * module function goes pending -> armed -> disarmed -> armed over 20 reload
  * cycles; a probe by address in a module is not re-armed at a reload; one
  * on init text is disarmed when the module goes live; maxactive exhaustion
- * reports the exact number of misses.
+ * reports the exact number of misses; a MOD:SYM probe added while its
+ * module goes waits for the next load.
  */
+#include <pthread.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -344,6 +346,72 @@ TEST_F(attach, maxactive_exhaustion_reports_exact_misses)
 	EXPECT_EQ(2, info.hits);
 	len = pt_drain(self->fd, self->buf, BUFSZ);
 	EXPECT_EQ(2, pt_count(self->buf, len, id, KTRACK_PROBE_EV_EXIT));
+}
+
+static void *pt_block_thread(void *arg)
+{
+	*(int *)arg = pt_cmd("block", 0);
+	return NULL;
+}
+
+/* Waits until /sys/module/PT_MODULE/initstate reads 'want'. */
+static int pt_wait_initstate(const char *want)
+{
+	char buf[32];
+	int i, fd, n;
+
+	for (i = 0; i < 2000; i++) {
+		fd = open("/sys/module/" PT_MODULE "/initstate", O_RDONLY);
+		n = fd < 0 ? 0 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		if (!strncmp(buf, want, strlen(want)))
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * A MOD:SYM probe added while its module is going (its exit still runs, so
+ * the module is still listed) waits for the next load instead of failing
+ * with ENOENT (review finding #25).  The module's exit is held in
+ * remove_proc_entry() by a caller blocked in ktrack_tpt_block(), released
+ * through parameters/release.
+ */
+TEST_F(attach, mod_sym_probe_added_while_module_goes_is_pending)
+{
+	struct ktrack_probe_info info = { 0 };
+	pthread_t th;
+	int blocked = -1, going, st, id;
+	pid_t rm;
+
+	ASSERT_EQ(0, pt_cmd("rearm", 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, pt_block_thread, &blocked));
+	pt_wait_inside(_metadata, 1);
+	rm = fork();
+	ASSERT_LE(0, rm);
+	if (rm == 0)
+		_exit(kt_rmmod(PT_MODULE) ? 1 : 0);
+	going = pt_wait_initstate("going");
+	id = going ? -1 : pt_add(self->fd, "p:late " PT_MODULE ":ktrack_tpt_add a=$arg1:s32", NULL);
+	/* Let the module go whatever happened, then check. */
+	EXPECT_EQ(0, kt_write_file("/sys/module/" PT_MODULE "/parameters/release", 0, "1"));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, blocked);
+	ASSERT_EQ(rm, waitpid(rm, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, going);
+	ASSERT_LT(0, id) TH_LOG("PROBE_ADD while the module goes: %s", strerror(-id));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_PENDING, info.state);
+	ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	ASSERT_EQ(0, pt_cmd("call 1", 0));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(1, info.hits);
 }
 
 TEST_HARNESS_MAIN

@@ -278,6 +278,56 @@ TEST_F(desc, add_request_is_validated)
 	EXPECT_EQ(ENOTTY, errno);
 }
 
+/*
+ * maxactive is per function, as for kretprobe events: r probes only.  An
+ * f exit probe cannot have it (fprobe on 6.12 shares one pool among its
+ * functions, 6.1's kretprobes have one each: the same number meant two
+ * things).  Review finding #24.
+ */
+TEST_F(desc, maxactive_only_on_r_probes)
+{
+	struct ktrack_probe_add res = { 0 };
+	struct ktrack_probe_desc *d;
+	size_t len = 0;
+	void *f;
+	int id;
+
+	f = pt_compile("f:fx ktrack_tpt_glob_one,ktrack_tpt_glob_two%return r=$retval:s32",
+		       NULL, &len, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, f) TH_LOG("%s", self->out);
+	d = f;
+	d->maxactive = 4;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, f, len, NULL));
+	d->maxactive = 0;
+	EXPECT_EQ(0, pt_add_blob(self->fd, f, len, &res));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, res.state);
+	free(f);
+	id = pt_add(self->fd, "r4:rx ktrack_tpt_add r=$retval:s32", NULL);
+	EXPECT_LT(0, id);
+}
+
+/*
+ * A t: probe's handler gets 5 arguments after the tracepoint's data
+ * pointer: $arg6 would always read 0, so it is refused (review finding #7).
+ */
+TEST_F(desc, tracepoint_arg6_is_einval)
+{
+	struct ktrack_probe_desc *d;
+	size_t len = 0;
+	void *t;
+
+	t = pt_compile("t:t6 sched/sched_process_fork a=$arg1:x64", NULL, &len,
+		       self->out, sizeof(self->out));
+	ASSERT_NE(NULL, t) TH_LOG("%s", self->out);
+	d = t;
+	ASSERT_EQ(KTRACK_FETCH_SRC_ARG, FETCH(d, (unsigned char *)t, 0)->src);
+	FETCH(d, (unsigned char *)t, 0)->param = 6;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, t, len, NULL));
+	FETCH(d, (unsigned char *)t, 0)->param = 5;
+	EXPECT_EQ(0, pt_add_blob(self->fd, t, len, NULL));
+	free(t);
+}
+
 TEST_F(desc, del_and_list_requests_are_validated)
 {
 	struct ktrack_probe_del del = { .size = sizeof(del) };

@@ -6,7 +6,8 @@
  *   "ustr TEXT"   call ktrack_tpt_string() with TEXT in user memory
  *   "sleep MS"    call ktrack_tpt_sleep(MS)
  *   "block"       enter ktrack_tpt_block() and wait for "release"
- *   "release"     let every blocked caller return
+ *   "release"     let every blocked caller return (also parameters/release,
+ *                 which works while the module is going)
  *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
  *                 the mean time per call in parameters/bench_ps
  *                 (picoseconds, so sub-ns differences show): bench/probes.sh
@@ -46,6 +47,24 @@ MODULE_PARM_DESC(bench_ps, "mean time per ktrack_tpt_bench() call of the last \"
 static atomic_t tpt_inside = ATOMIC_INIT(0);
 static bool tpt_released;
 static DECLARE_WAIT_QUEUE_HEAD(tpt_wq);
+
+/*
+ * parameters/release: the "release" command, also while the module is
+ * going (its exit waits in remove_proc_entry() for a blocked caller, and
+ * the proc file takes no new writer then; sysfs stays until the end).
+ */
+static int tpt_set_release(const char *val, const struct kernel_param *kp)
+{
+	WRITE_ONCE(tpt_released, true);
+	wake_up_all(&tpt_wq);
+	return 0;
+}
+
+static const struct kernel_param_ops tpt_release_ops = {
+	.set = tpt_set_release,
+};
+module_param_cb(release, &tpt_release_ops, NULL, 0200);
+MODULE_PARM_DESC(release, "write anything: let every blocked caller return");
 
 /* Compiler barrier on the arguments so that none is optimised away. */
 #define TPT_USE(x) ({ asm volatile("" : : "r"(x) : "memory"); })
