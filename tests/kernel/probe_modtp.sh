@@ -107,6 +107,8 @@ echo "tp 7" >$PROC
 kill -INT $tr
 wait $tr
 check "... and records its argument (n=7)" grep_or_show ' nm: .* n=7$' "$T/nm.out" "$T/nm.err"
+check "... named by the module's __tracepoint_ symbol (the snapshot's)" \
+	grep_or_show ' nm: \(__tracepoint_ktrack_tpt_done' "$T/nm.out" "$T/nm.err"
 
 # --- unloaded while it fires ---------------------------------------------------
 "$K" probe add -s mt "t:busy $MOD:ktrack_tpt/ktrack_tpt_hit" >/dev/null
