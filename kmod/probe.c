@@ -485,6 +485,22 @@ static void kt_module_live(struct kt_probe *p, struct module *mod)
 	strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
 }
 
+/*
+ * GOING for the probes of one mechanism, under kt_probe_lock: probe_tp.c
+ * disarms t probes from the tracepoint-module notifier, which the kernel
+ * calls before it checks that no probe is left on the going module's
+ * tracepoints (and before kt_module_notify() sees the module go).
+ */
+void kt_module_going_locked(struct module *mod, const struct kt_probe_ops *ops)
+{
+	struct kt_probe *p;
+
+	lockdep_assert_held(&kt_probe_lock);
+	list_for_each_entry(p, &kt_probes, node)
+		if (p->ops == ops)
+			kt_module_going(p, mod);
+}
+
 static int kt_module_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
@@ -518,14 +534,23 @@ int ktrack_probe_init(void)
 
 	if (ret)
 		return ret;
+	ret = kt_tp_init();
+	if (ret)
+		goto fetch;
 	ret = register_module_notifier(&kt_module_nb);
 	if (ret)
-		kt_fetch_exit();
+		goto tp;
+	return 0;
+tp:
+	kt_tp_exit();
+fetch:
+	kt_fetch_exit();
 	return ret;
 }
 
 void ktrack_probe_exit(void)
 {
 	unregister_module_notifier(&kt_module_nb);
+	kt_tp_exit();
 	kt_fetch_exit();
 }

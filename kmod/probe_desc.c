@@ -386,8 +386,6 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	case KTRACK_PROBE_TRACEPOINT:
 		if (!d->symbol[0] || d->addr || d->offset || d->nr_funcs || d->funcs_len)
 			return ERR_PTR(-EINVAL);
-		if (d->kind == KTRACK_PROBE_TRACEPOINT && d->module[0])
-			return ERR_PTR(-EINVAL);
 		break;
 	case KTRACK_PROBE_FUNCS:
 		if (d->symbol[0] || d->module[0] || d->addr || d->offset || !d->nr_funcs)

@@ -109,8 +109,10 @@ extern const struct kt_probe_ops kt_kretprobe_ops;
 extern const struct kt_probe_ops kt_kprobe_funcs_ops;
 /* probe_fprobe.c: f */
 extern const struct kt_probe_ops kt_fprobe_ops;
-/* probe_tp.c: t */
+/* probe_tp.c: t, and the table of module tracepoints (under kt_probe_lock) */
 extern const struct kt_probe_ops kt_tp_ops;
+int kt_tp_init(void);
+void kt_tp_exit(void);
 
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
@@ -189,6 +191,7 @@ extern struct mutex kt_probe_lock;
 extern struct list_head kt_probes;
 struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name);
 u64 kt_kernel_missed(struct kt_probe *p);
+void kt_module_going_locked(struct module *mod, const struct kt_probe_ops *ops);
 /* The read-only ioctls (probe_query.c). */
 long kt_ioctl_list(struct ktrack_session *s, void __user *arg);
 long kt_ioctl_get(struct ktrack_session *s, void __user *arg);

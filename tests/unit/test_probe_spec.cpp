@@ -111,7 +111,7 @@ const BadSpec kBad[] = {
     {"p vfs_read $$args:u32", "$$args", "stands alone"},
     {"t sched/sched_process_fork %di", "%di", "tracepoint probes have no registers"},
     {"t sched/sched_process_fork $stack0", "$stack0", "no stack"},
-    {"t sched/9x", "9x", "bad tracepoint event name"},
+    {"t sched/x-y", "x-y", "bad tracepoint event name"},  // 9p/9p_client_req: digits may lead
     {"f vfs_*%foo", "%foo", "unknown suffix"},
     {"f vfs_read,,vfs_write", ",vfs_write", "empty function name"},
     {"f mod:vfs_read", ":", "MOD:SYM is not supported"},
@@ -258,6 +258,65 @@ TEST(ProbeSpec, ResolveSymbolsGlobsAndUniqueness) {
       EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
     }
   }
+}
+
+// t [MOD:][SUBSYS/]EVENT: a module's tracepoint, pending when the module is
+// not loaded, refused with the closest names when it exists nowhere.
+class TracepointSymbols : public FakeSymbols {
+ public:
+  std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override {
+    if (module == "mydrv" && name == "__tracepoint_mydrv_done") return {0xffffffffc0001000};
+    return FakeSymbols::lookup(module, name);
+  }
+  bool tracepoint_exists(const std::string &subsys, const std::string &event) override {
+    return event == "sched_process_fork" || (subsys != "sched" && event == "mydrv_done");
+  }
+  std::vector<std::string> tracepoint_names() override {
+    return {"mydrv/mydrv_done", "mydrv/mydrv_start", "sched/sched_process_fork", "sched/sched_switch"};
+  }
+  bool module_loaded(const std::string &name) override { return name == "mydrv"; }
+};
+
+TEST(ProbeSpec, ModuleTracepoints) {
+  TracepointSymbols syms;
+  auto m = parse_probe_spec("t:d my-drv:mydrv/mydrv_done x=$arg1:u32");
+  EXPECT_EQ("my_drv", m.module);
+  EXPECT_EQ("mydrv", m.subsys);
+  EXPECT_EQ("mydrv_done", m.event);
+  EXPECT_NO_THROW(resolve_symbols(m, syms));  // not loaded: pending, unchecked
+  auto blob = compile_probe(m);
+  const auto *d = reinterpret_cast<const ktrack_probe_desc *>(blob.data());
+  EXPECT_EQ(KTRACK_PROBE_TRACEPOINT, d->kind);
+  EXPECT_STREQ("my_drv", d->module);
+  EXPECT_STREQ("mydrv_done", d->symbol);
+  auto loaded = parse_probe_spec("t mydrv:mydrv/mydrv_done");
+  EXPECT_NO_THROW(resolve_symbols(loaded, syms));
+  auto plain = parse_probe_spec("t mydrv/mydrv_done");
+  EXPECT_NO_THROW(resolve_symbols(plain, syms));
+  EXPECT_EQ("mydrv_done", plain.name);
+  struct Case {
+    const char *spec, *msg;
+  } bad[] = {
+      {"t mydrv/mydrv_dome", "no such tracepoint: mydrv/mydrv_dome (did you mean mydrv/mydrv_done"},
+      {"t mydrv_strat", "(did you mean mydrv/mydrv_start?)"},
+      {"t sched_swich", "did you mean sched/sched_switch?"},
+      {"t totally/unrelated_name", "no such tracepoint: totally/unrelated_name (is its module loaded?"},
+      {"t mydrv:mydrv/mydrv_stop", "module mydrv has no tracepoint mydrv/mydrv_stop"}};
+  for (const auto &c : bad) {
+    auto s = parse_probe_spec(c.spec);
+    try {
+      resolve_symbols(s, syms);
+      ADD_FAILURE() << c.spec;
+    } catch (const SpecError &e) {
+      EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
+    }
+  }
+  auto nine = parse_probe_spec("t 9pnet:9p/9p_client_req");
+  EXPECT_EQ("9p", nine.subsys);
+  EXPECT_EQ("9p_client_req", nine.event);
+  EXPECT_EQ("t_9p_client_req", nine.name);
+  EXPECT_THROW(parse_probe_spec("t :mydrv/x"), SpecError);
+  EXPECT_THROW(parse_probe_spec("t my$drv:mydrv/x"), SpecError);
 }
 
 TEST(FilterCompiler, PostfixProgram) {

@@ -11,6 +11,10 @@
  *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
  *                 the mean time per call in parameters/bench_ps
  *                 (picoseconds, so sub-ns differences show): bench/probes.sh
+ *   "tp N"        fire trace event ktrack_tpt/ktrack_tpt_hit N times
+ *                 (seq 0..N-1, magic 0x1122334455667788, label "tpt"),
+ *                 then ktrack_tpt/ktrack_tpt_done once (count N, sum of
+ *                 the seqs)
  * Reading the file gives "inside N" (callers blocked right now).
  */
 #include <linux/delay.h>
@@ -22,6 +26,9 @@
 #include <linux/wait.h>
 
 #include "ktrack_test_probe_target.h"
+
+#define CREATE_TRACE_POINTS
+#include "ktrack_tpt_trace.h"
 
 /* Read by @SYM fetches. */
 u32 ktrack_tpt_global = 0x5a5a1234;
@@ -165,6 +172,18 @@ static void tpt_call_all(void)
 	ktrack_tpt_glob_four(40);
 }
 
+static void tpt_fire(unsigned int n)
+{
+	unsigned int i;
+	long sum = 0;
+
+	for (i = 0; i < n; i++) {
+		trace_ktrack_tpt_hit(i, 0x1122334455667788ULL, "tpt");
+		sum += i;
+	}
+	trace_ktrack_tpt_done(n, sum);
+}
+
 static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len, loff_t *off)
 {
 	char cmd[64];
@@ -177,6 +196,8 @@ static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len,
 	if (sscanf(cmd, "call %u", &v) == 1) {
 		while (v--)
 			tpt_call_all();
+	} else if (sscanf(cmd, "tp %u", &v) == 1) {
+		tpt_fire(v);
 	} else if (sscanf(cmd, "bench %u", &v) == 1) {
 		tpt_bench(v);
 	} else if (!strncmp(cmd, "ustr ", 5)) {

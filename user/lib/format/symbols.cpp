@@ -41,7 +41,9 @@ void Symbolizer::load(std::string text) {
     if (rest.size() < 4 || rest[0] != ' ' || rest[2] != ' ') continue;
     bounds.push_back(addr);
     char type = rest[1];
-    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    bool text = type == 't' || type == 'T' || type == 'w' || type == 'W';
+    // t probes record the struct tracepoint (data): keep those names too
+    if (!text && !((type == 'd' || type == 'D') && rest.substr(3).rfind("__tracepoint_", 0) == 0)) continue;
     rest.remove_prefix(3);
     std::string_view name = rest, module;
     size_t sp = rest.find_first_of(" \t");

@@ -1,5 +1,6 @@
 #include "host/tracefs.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "util/text.hpp"
@@ -28,6 +29,25 @@ bool tracefs_event_exists(const std::string &subsys, const std::string &event) {
     return false;
   }
   return true;  // no tracefs: the kernel will say
+}
+
+std::vector<std::string> tracefs_events() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> out;
+  for (const char *root : kRoots) {
+    fs::path events = fs::path(root) / "events";
+    if (!fs::is_directory(events, ec)) continue;
+    for (const auto &sub : fs::directory_iterator(events, ec)) {
+      if (!sub.is_directory(ec)) continue;
+      for (const auto &ev : fs::directory_iterator(sub.path(), ec))
+        if (ev.is_directory(ec))
+          out.push_back(sub.path().filename().string() + "/" + ev.path().filename().string());
+    }
+    break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace ktrack

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ktrack {
 
@@ -16,5 +17,8 @@ std::optional<std::string> tracefs_read(const std::string &rel);
 // events directory; true also when tracefs is not mounted, so that the
 // kernel gives the verdict.
 bool tracefs_event_exists(const std::string &subsys, const std::string &event);
+
+// Every event of tracefs as "SUBSYS/EVENT", sorted (empty without tracefs).
+std::vector<std::string> tracefs_events();
 
 }  // namespace ktrack

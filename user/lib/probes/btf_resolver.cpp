@@ -199,7 +199,11 @@ Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
     }
     std::string tn = "btf_trace_" + spec.event;
     int id = btf__find_by_name_kind(b, tn.c_str(), BTF_KIND_TYPEDEF);
-    if (id < 0) throw SpecError(spec.text, pos, fmt::format("no BTF for tracepoint {}", spec.event));
+    if (id < 0)
+      throw SpecError(
+          spec.text, pos,
+          fmt::format("no BTF for tracepoint {} (a module not loaded yet, or without BTF: use $argN)",
+                      spec.event));
     const struct btf_type *t = btf__type_by_id(b, strip(b, (uint32_t)id));
     if (t && btf_is_ptr(t)) t = btf__type_by_id(b, strip(b, t->type));
     if (!t || !btf_is_func_proto(t)) throw SpecError(spec.text, pos, "tracepoint BTF is not a prototype");

@@ -29,7 +29,8 @@ std::string target_of(const ProbeSpec &s) {
     case ProbeKind::kFuncs:
       return fmt::format("{} function{}", s.funcs.size(), s.funcs.size() == 1 ? "" : "s");
     case ProbeKind::kTracepoint:
-      return s.subsys.empty() ? s.event : s.subsys + "/" + s.event;
+      return (s.module.empty() ? "" : s.module + ":") +
+             (s.subsys.empty() ? s.event : s.subsys + "/" + s.event);
     default:
       if (s.symbol.empty()) return fmt::format("0x{:x}", s.addr);
       return (s.module.empty() ? "" : s.module + ":") + s.symbol +
@@ -45,9 +46,9 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
     case ENOENT:
       return spec.kind == ProbeKind::kTracepoint
                  ? fmt::format(
-                       "cannot add probe '{}': no tracepoint {} in this kernel (see "
-                       "/sys/kernel/tracing/events)",
-                       spec.name, t)
+                       "cannot add probe '{}': no tracepoint {} in this kernel or its loaded modules (see "
+                       "/sys/kernel/tracing/events; for a module not loaded yet write MODULE:{})",
+                       spec.name, t, t)
                  : fmt::format(
                        "cannot add probe '{}': symbol not found: {} (check /proc/kallsyms; for a module "
                        "function write MOD:SYM and load the module)",

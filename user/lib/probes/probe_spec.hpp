@@ -108,6 +108,11 @@ class SymbolSource {
   // Other names of the function at the address of core-kernel 'name'
   // (__x64_sys_getppid and __do_sys_getppid share one), address order.
   virtual std::vector<std::string> aliases(const std::string &name) = 0;
+  // Every event as "SUBSYS/EVENT" (for "did you mean"); none by default.
+  virtual std::vector<std::string> tracepoint_names() { return {}; }
+  // Is module 'name' loaded?  (A MOD: tracepoint of a module that is not
+  // stays pending, unchecked.)  By default: no.
+  virtual bool module_loaded(const std::string &) { return false; }
 };
 
 class KallsymsIndex;
@@ -121,6 +126,8 @@ class SystemSymbols : public SymbolSource {
   std::vector<std::string> filter_functions() override;
   bool tracepoint_exists(const std::string &subsys, const std::string &event) override;
   std::vector<std::string> aliases(const std::string &name) override;
+  std::vector<std::string> tracepoint_names() override;
+  bool module_loaded(const std::string &name) override;
 
  private:
   const KallsymsIndex &kallsyms();

@@ -80,7 +80,7 @@ void Parser::run() {
         break;
       }
       case ProbeKind::kTracepoint:
-        n = s_.event;
+        n = std::isdigit((unsigned char)s_.event[0]) ? "t_" + s_.event : s_.event;  // a C identifier
         break;
     }
     std::replace(n.begin(), n.end(), '.', '_');  // foo.isra.0: p_foo_isra_0_0, as ftrace names it
@@ -148,13 +148,34 @@ void Parser::parse_target(const Tok &tok) {
   const std::string &x = tok.str;
   target_pos_ = tok.pos;
   if (s_.kind == ProbeKind::kTracepoint) {
-    size_t slash = x.find('/');
-    std::string sub = slash == std::string::npos ? "" : x.substr(0, slash);
-    std::string ev = slash == std::string::npos ? x : x.substr(slash + 1);
-    if (slash != std::string::npos && !is_ident(sub)) err(tok.pos, "bad tracepoint system name");
-    if (!is_ident(ev))
-      err(tok.pos + (slash == std::string::npos ? 0 : slash + 1), "bad tracepoint event name");
-    if (ev.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos, "event name is too long");
+    // [MOD:][SUBSYS/]EVENT
+    std::string t = x;
+    size_t base = 0;
+    size_t colon = t.find(':');
+    if (colon != std::string::npos) {
+      std::string mod = t.substr(0, colon);
+      if (mod.empty()) err(tok.pos, "missing module name before ':'");
+      for (size_t k = 0; k < mod.size(); k++)
+        if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
+          err(tok.pos + k, "bad character in the module name");
+      if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "module name is too long");
+      std::replace(mod.begin(), mod.end(), '-', '_');
+      s_.module = mod;
+      base = colon + 1;
+      t = t.substr(base);
+    }
+    size_t slash = t.find('/');
+    std::string sub = slash == std::string::npos ? "" : t.substr(0, slash);
+    std::string ev = slash == std::string::npos ? t : t.substr(slash + 1);
+    // systems and events may start with a digit (9p/9p_client_req)
+    auto tp_word = [](const std::string &w) {
+      return !w.empty() && std::all_of(w.begin(), w.end(),
+                                       [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+    };
+    if (slash != std::string::npos && !tp_word(sub)) err(tok.pos + base, "bad tracepoint system name");
+    if (!tp_word(ev))
+      err(tok.pos + base + (slash == std::string::npos ? 0 : slash + 1), "bad tracepoint event name");
+    if (ev.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos + base, "event name is too long");
     s_.subsys = sub;
     s_.event = ev;
     return;

@@ -10,12 +10,44 @@
 #include "probes/probe_spec.hpp"
 #include "probes/spec_parser.hpp"
 #include "util/glob.hpp"
+#include "util/suggest.hpp"
 
 namespace ktrack {
 
 using spec_detail::fail;
 
 // ---- symbol resolution -------------------------------------------------------
+
+namespace {
+
+// t [MOD:][SUBSYS/]EVENT: MOD: of a module not loaded is pending (the
+// kernel arms it when the module comes); of a loaded one, the module must
+// have it; else the event must exist, and the closest names are offered.
+void resolve_tracepoint(const ProbeSpec &spec, SymbolSource &syms, size_t pos) {
+  const std::string name = spec.subsys.empty() ? spec.event : spec.subsys + "/" + spec.event;
+  if (!spec.module.empty()) {
+    if (!syms.module_loaded(spec.module) || !syms.lookup(spec.module, "__tracepoint_" + spec.event).empty())
+      return;
+  } else if (syms.tracepoint_exists(spec.subsys, spec.event)) {
+    return;
+  }
+  std::vector<std::string> names = syms.tracepoint_names(), keys;
+  for (const auto &n : names) keys.push_back(spec.subsys.empty() ? n.substr(n.find('/') + 1) : n);
+  std::vector<std::string> close;
+  for (const auto &k : closest_names(spec.subsys.empty() ? spec.event : name, keys))
+    for (size_t i = 0; i < keys.size(); i++)
+      if (keys[i] == k && std::find(close.begin(), close.end(), names[i]) == close.end())
+        close.push_back(names[i]);
+  if (close.size() > 3) close.resize(3);
+  if (!spec.module.empty())
+    fail(spec.text, pos,
+         fmt::format("module {} has no tracepoint {}{}", spec.module, name, did_you_mean(close)));
+  fail(spec.text, pos,
+       fmt::format("no such tracepoint: {}{} (is its module loaded? name it MODULE:{} to wait for it)", name,
+                   did_you_mean(close), name));
+}
+
+}  // namespace
 
 void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
   const std::string &t = spec.text;
@@ -30,7 +62,7 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
     auto addrs = syms.lookup(spec.module, spec.symbol);
     if (addrs.empty() && spec.module.empty())
       fail(t, target_pos(),
-           fmt::format("symbol not found: {} (is its module loaded? write MOD:{} to wait for it)",
+           fmt::format("symbol not found: {} (is its module loaded? name it MODULE:{} to wait for it)",
                        spec.symbol, spec.symbol));
     if (addrs.size() > 1)
       fail(t, target_pos(),
@@ -78,9 +110,7 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
                        KTRACK_PROBE_MAX_FUNCS));
     spec.funcs.assign(picked.begin(), picked.end());
   }
-  if (spec.kind == ProbeKind::kTracepoint && !syms.tracepoint_exists(spec.subsys, spec.event))
-    fail(t, target_pos(),
-         fmt::format("no such tracepoint: {}{}{}", spec.subsys, spec.subsys.empty() ? "" : "/", spec.event));
+  if (spec.kind == ProbeKind::kTracepoint) resolve_tracepoint(spec, syms, target_pos());
   for (auto &a : spec.args) {
     if (a.symbol.empty()) continue;
     auto addrs = syms.lookup("", a.symbol);

@@ -1,5 +1,6 @@
 // SymbolSource of the running system: kallsyms and tracefs through host/.
 #include "host/kallsyms.hpp"
+#include "host/module_loader.hpp"
 #include "host/tracefs.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/text.hpp"
@@ -36,5 +37,9 @@ std::vector<std::string> SystemSymbols::filter_functions() {
 bool SystemSymbols::tracepoint_exists(const std::string &subsys, const std::string &event) {
   return tracefs_event_exists(subsys, event);
 }
+
+std::vector<std::string> SystemSymbols::tracepoint_names() { return tracefs_events(); }
+
+bool SystemSymbols::module_loaded(const std::string &name) { return module_status(name).loaded; }
 
 }  // namespace ktrack

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# probe_modtp - t probes on the tracepoints of modules: 't MOD:SUBSYS/EVENT'
+# before the module loads is pending, arms at insmod and records the exact
+# arguments of ktrack_test_probe_target's ktrack_tpt events ("tp N"), is
+# disarmed at rmmod and armed again at the next insmod, with exact hit
+# counts; a module unloaded while its tracepoint fires leaves no handler (the
+# kernel WARNs on a going module's tracepoint with a probe left: the run
+# fails on it); a Debian module's tracepoints (9pnet's 9p/9p_client_req and
+# 9p_client_res, without MOD:); unknown tracepoints get the closest names.
+#
+#   tests/vm/run --kernel all -- tests/kernel/run-all 'probe_modtp'
+#
+# Output: TAP.  Leaves the guest as it found it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+K=$root/build/user/bin/ktrackctl
+rel=$(uname -r)
+MOD=ktrack_test_probe_target
+TPT=$root/build/modules/$rel/tests/kmod/$MOD/$MOD.ko
+PROC=/proc/ktrack_test_probe
+T=$(mktemp -d /tmp/probe-modtp.XXXXXX)
+
+# shellcheck source=lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+# state_hits NAME: "STATE HITS" of probe NAME in session mt's 'probe list'.
+state_hits() {
+	"$K" probe list -s mt | awk -v p="$1" '$2 == p {
+		for (i = 4; i <= NF; i++) if ($i ~ /^(armed|pending|disarmed)$/) break
+		print $i, $(i + 1) }'
+}
+# is_state NAME "STATE HITS": quotes the list when it is not.
+is_state() {
+	local got
+	got=$(state_hits "$1")
+	[ "$got" = "$2" ] && return 0
+	echo "probe $1: '$got', want '$2'"
+	"$K" probe list -s mt
+	return 1
+}
+grep_or_show() {
+	grep -Eq -- "$1" "$2" && return 0
+	shift
+	cat "$@"
+	return 1
+}
+
+cleanup() {
+	[ -n "${writer:-}" ] && kill "$writer" 2>/dev/null
+	"$K" session destroy --all >/dev/null 2>&1
+	rmmod $MOD 2>/dev/null
+	"$K" unload >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+rmmod $MOD 2>/dev/null
+if ! "$K" load >/dev/null; then
+	echo "Bail out! cannot load ktrack.ko"
+	exit 1
+fi
+if ! "$K" version | grep -q '^features .*\btracepoint\b'; then
+	echo "1..0 # SKIP no t probes on this kernel"
+	exit 0
+fi
+
+# --- pending, armed, disarmed, re-armed, with exact values ------------------
+check "session create mt" "$K" session create mt
+"$K" trace -s mt "t:th $MOD:ktrack_tpt/ktrack_tpt_hit seq=\$arg1:s32 magic=\$arg2:x64" \
+	"t:td $MOD:ktrack_tpt/ktrack_tpt_done count=\$arg1:u32 sum=\$arg2:s64" >"$T/tr.out" 2>"$T/tr.err" &
+tr=$!
+wait_line "$T/tr.err" '^tracing'
+check "t MOD:SUBSYS/EVENT before insmod: the probe is pending, and says so" \
+	grep_or_show "^probe th \\(id [0-9]+\\): tracepoint, pending" "$T/tr.err"
+check "... probe list: th pending with 0 hits" is_state th "pending 0"
+insmod "$TPT"
+check "insmod: th is armed, 0 hits" is_state th "armed 0"
+echo "tp 5" >$PROC
+check "tp 5: th has 5 hits" is_state th "armed 5"
+check "... td has 1 hit" is_state td "armed 1"
+rmmod $MOD
+check "rmmod: th is disarmed, its 5 hits kept" is_state th "disarmed 5"
+check "... no event of the module is left in tracefs" test ! -e /sys/kernel/tracing/events/ktrack_tpt
+insmod "$TPT"
+check "second insmod: th is armed again" is_state th "armed 5"
+echo "tp 3" >$PROC
+check "tp 3: th has 8 hits" is_state th "armed 8"
+check "... td has 2" is_state td "armed 2"
+kill -INT $tr
+wait $tr
+check "trace exits 0" test $? = 0
+seqs=$(sed -nE 's/.* th: .*seq=(-?[0-9]+) magic=(0x[0-9a-f]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
+want="0 0x1122334455667788 1 0x1122334455667788 2 0x1122334455667788 3 0x1122334455667788 4 0x1122334455667788 0 0x1122334455667788 1 0x1122334455667788 2 0x1122334455667788 "
+check "th recorded seq 0..4 then 0..2, magic 0x1122334455667788 each (8 records)" \
+	bash -c "[ '$seqs' = '$want' ] || { echo 'got: $seqs'; head -20 '$T/tr.out' '$T/tr.err'; exit 1; }"
+dones=$(sed -nE 's/.* td: .*count=([0-9]+) sum=(-?[0-9]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
+check "td recorded count=5 sum=10, then count=3 sum=3" \
+	bash -c "[ '$dones' = '5 10 3 3 ' ] || { echo 'got: $dones'; exit 1; }"
+
+# --- without MOD: the module's tracepoint is found among loaded modules ------
+"$K" trace -d 30s 't:nm ktrack_tpt/ktrack_tpt_done n=$arg1:u32' >"$T/nm.out" 2>"$T/nm.err" &
+tr=$!
+wait_line "$T/nm.err" '^tracing'
+check "t SUBSYS/EVENT of a loaded module (no MOD:) arms" grep_or_show '^probe nm .*armed' "$T/nm.err"
+echo "tp 7" >$PROC
+kill -INT $tr
+wait $tr
+check "... and records its argument (n=7)" grep_or_show ' nm: .* n=7$' "$T/nm.out" "$T/nm.err"
+check "... named by the module's __tracepoint_ symbol (the snapshot's)" \
+	grep_or_show ' nm: \(__tracepoint_ktrack_tpt_done' "$T/nm.out" "$T/nm.err"
+
+# --- unloaded while it fires ---------------------------------------------------
+"$K" probe add -s mt "t:busy $MOD:ktrack_tpt/ktrack_tpt_hit" >/dev/null
+(while echo "tp 1000" >$PROC; do :; done) 2>/dev/null &
+writer=$!
+for _ in $(seq 100); do
+	h=$(state_hits busy)
+	[ "${h#* }" -gt 0 ] 2>/dev/null && break
+	sleep 0.05
+done
+check "busy fires while the module is unloaded under it" rmmod $MOD
+wait $writer
+writer=
+h=$(state_hits busy)
+check "... busy is disarmed, with hits ($h)" bash -c "[ '${h% *}' = disarmed ] && [ '${h#* }' -gt 0 ]"
+check "... and no handler stays: tracepoint list of ktrack is clean" \
+	bash -c "! grep -q ktrack_tpt /sys/kernel/tracing/available_events"
+insmod "$TPT"
+check "... insmod again arms it" bash -c "[ \"\$('$K' probe list -s mt | awk '\$2 == \"busy\"' | grep -c armed)\" = 1 ]"
+"$K" probe del -s mt busy >/dev/null
+
+# --- a Debian module: 9pnet ------------------------------------------------------
+if [ -d /sys/module/9pnet ] && [ -e /sys/kernel/tracing/events/9p/9p_client_req ]; then
+	"$K" trace 't:req 9p/9p_client_req type=$arg2:s8 tag=$arg3:s32' 't:res 9pnet:9p/9p_client_res' \
+		>"$T/9p.out" 2>"$T/9p.err" &
+	tr=$!
+	wait_line "$T/9p.err" '^tracing'
+	cat "$root/README.md" >/dev/null
+	ls "$root/kmod" >/dev/null
+	kill -INT $tr 2>/dev/null
+	wait $tr
+	check "9pnet's 9p/9p_client_req: records with the request type and tag" \
+		grep_or_show ' req: .*type=[0-9]+ tag=-?[0-9]+$' "$T/9p.out" "$T/9p.err"
+	check "9pnet:9p/9p_client_res: records" grep_or_show ' res: ' "$T/9p.out" "$T/9p.err"
+else
+	skip "9pnet's 9p/9p_client_req" "9pnet is not a loaded module here"
+	skip "9pnet:9p/9p_client_res" "9pnet is not a loaded module here"
+fi
+
+# --- bad input -------------------------------------------------------------------
+expect_fail "an unknown tracepoint is refused with the closest names" 1 \
+	"no such tracepoint: ktrack_tpt/ktrack_tpt_hitt .*did you mean ktrack_tpt/ktrack_tpt_hit" \
+	"$K" trace -d 1s 't ktrack_tpt/ktrack_tpt_hitt'
+expect_fail "... also without SUBSYS/" 1 "did you mean .*ktrack_tpt/ktrack_tpt_done" \
+	"$K" trace -d 1s 't ktrack_tpt_dome'
+expect_fail "MOD: of a loaded module without that tracepoint is refused" 1 \
+	"module $MOD has no tracepoint ktrack_tpt/nosuch" \
+	"$K" trace -d 1s "t $MOD:ktrack_tpt/nosuch"
+check "... and nothing was added to the kernel" bash -c "[ \"\$('$K' probe list -s mt | grep -c nosuch)\" = 0 ]"
+
+echo "1..$n"
+exit $fail
