@@ -22,18 +22,18 @@ static int ktrack_tmi_count;
 
 /* noipa: not inlined, not cloned (.constprop/.isra): one symbol each. */
 
-__attribute__((__noipa__)) int ktrack_tmi_leaf(int x)
+static __attribute__((__noipa__)) int ktrack_tmi_leaf(int x)
 {
 	WRITE_ONCE(ktrack_tmi_count, ktrack_tmi_count + 1);
 	return x + 1;
 }
 
-__attribute__((__noipa__)) int ktrack_tmi_step(int x)
+static __attribute__((__noipa__)) int ktrack_tmi_step(int x)
 {
 	return x * 2 + READ_ONCE(ktrack_tmi_count);
 }
 
-__attribute__((__noipa__)) int __init ktrack_tmi_setup(int n)
+static __attribute__((__noipa__)) int __init ktrack_tmi_setup(int n)
 {
 	int i, v = 0;
 
