@@ -398,7 +398,8 @@ TEST(ProbeCompiler, FuncsModuleGlobsGoToTheKernel) {
     EXPECT_NE(std::string::npos, e.message().find("too many globs")) << e.message();
   }
   // what the kernel's refusals mean for a module glob
-  EXPECT_NE(std::string::npos, explain_probe_add_errno(f, ENOENT).find("no traceable function of module my_drv"));
+  EXPECT_NE(std::string::npos,
+            explain_probe_add_errno(f, ENOENT).find("no traceable function of module my_drv"));
   EXPECT_NE(std::string::npos, explain_probe_add_errno(f, E2BIG).find("matches more than 1024 functions"));
 }
 

@@ -26,7 +26,8 @@ int exec_errno(const std::string &path) {
 
 [[noreturn]] void fail(const std::string &cmd, int err) {
   if (err == ENOENT || err == ENOTDIR)
-    throw CommandError(fmt::format("cannot run '{}': command not found (check the name and $PATH)", cmd), 127);
+    throw CommandError(fmt::format("cannot run '{}': command not found (check the name and $PATH)", cmd),
+                       127);
   if (err == EISDIR) throw CommandError(fmt::format("cannot run '{}': it is a directory", cmd), 126);
   if (err == EACCES || err == EPERM)
     throw CommandError(fmt::format("cannot run '{}': permission denied (is it executable?)", cmd), 126);

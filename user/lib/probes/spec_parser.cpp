@@ -196,10 +196,10 @@ void Parser::parse_target(const Tok &tok) {
       for (size_t k = 0; k < pat.size(); k++) {
         char c = pat[k];
         if (!is_symbol_char(c) && c != '*' && c != '?' && c != '[' && c != ']' && c != '-' && c != '!')
-          err(tok.pos + start + (c == ':' ? k : 0),
-              c == ':'   ? "one module per f probe: write MOD:GLOB,GLOB..."
-              : c == '+' ? "f probes go on function entries: no +OFFS"
-                         : "bad character in a function name or glob");
+          err(tok.pos + start + (c == ':' ? k : 0), c == ':'
+                                                        ? "one module per f probe: write MOD:GLOB,GLOB..."
+                                                    : c == '+' ? "f probes go on function entries: no +OFFS"
+                                                               : "bad character in a function name or glob");
       }
       if (!s_.module.empty() && pat.size() >= KTRACK_PROBE_SYM_MAX)
         err(tok.pos + start, fmt::format("glob is too long (max {} characters)", KTRACK_PROBE_SYM_MAX - 1));
