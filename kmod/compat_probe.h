@@ -69,4 +69,17 @@ static notrace void name(struct fprobe *fp, unsigned long entry_ip,	\
  */
 #define kt_kretprobe_retaddr(ri)	get_kretprobe_retaddr(ri)
 
+/*
+ * A module's ftrace call sites (its __mcount_loc, sorted by ftrace at load):
+ * f MOD:GLOB attaches only to functions that have one.  Present on both
+ * targets (CONFIG_FTRACE_MCOUNT_RECORD); without it, no function qualifies.
+ */
+#ifdef CONFIG_FTRACE_MCOUNT_RECORD
+#define kt_module_ftrace_sites(mod)	((const unsigned long *)(mod)->ftrace_callsites)
+#define kt_module_nr_ftrace_sites(mod)	((mod)->num_ftrace_callsites)
+#else
+#define kt_module_ftrace_sites(mod)	((const unsigned long *)NULL)
+#define kt_module_nr_ftrace_sites(mod)	0U
+#endif
+
 #endif /* _KTRACK_COMPAT_PROBE_H */

@@ -61,7 +61,8 @@ static u32 kt_next_id;
 
 u64 ktrack_probe_features(void)
 {
-	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_PROBE_IDLE;
+	u64 f = KTRACK_FEAT_KPROBE | KTRACK_FEAT_KRETPROBE | KTRACK_FEAT_PROBE_IDLE |
+		KTRACK_FEAT_FUNCS_MODULE;
 
 	if (KTRACK_HAVE_TP_PROBES)
 		f |= KTRACK_FEAT_TRACEPOINT;
@@ -129,7 +130,45 @@ static void kt_disarm(struct kt_probe *p, u32 new_state)
 		p->missed_acc += kt_kernel_missed(p);
 		p->ops->disarm(p);
 	}
+	kt_modglob_release(p);
 	p->state = new_state;
+}
+
+/*
+ * f MOD:GLOB: match the globs in 'mod' (with its init text while it is
+ * COMING), then arm on what matched.
+ */
+static int kt_arm_in(struct kt_probe *p, struct module *mod, bool with_init)
+{
+	int ret;
+
+	if (kt_locked_down(p))
+		return -EPERM;
+	ret = kt_modglob_resolve(p, mod, with_init);
+	if (!ret)
+		ret = kt_arm(p);
+	if (ret)
+		kt_modglob_release(p);
+	return ret;
+}
+
+/*
+ * PROBE_ADD of f MOD:GLOB: armed now when the module is loaded (COMING
+ * after the notifier ran - its sysfs entry comes after - or LIVE), else
+ * pending until its COMING.
+ */
+static int kt_add_modglob(struct kt_probe *p)
+{
+	struct module *mod = kt_module_get(p->module);
+	int state, ret = 0;
+
+	if (!mod)
+		return 0;
+	state = READ_ONCE(mod->state);
+	if (state == MODULE_STATE_COMING || state == MODULE_STATE_LIVE)
+		ret = kt_arm_in(p, mod, state == MODULE_STATE_COMING);
+	kt_module_put(mod);
+	return ret;
 }
 
 /*
@@ -274,10 +313,14 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		p->id = ++kt_next_id;
 	} while (!p->id || kt_id_used(p->id));
 	p->state = KTRACK_PROBE_ST_PENDING;
-	ret = kt_arm(p);
-	/* MOD:SYM on a module that is not loaded: wait for it */
-	if (ret == -ENOENT && p->module[0] && p->ops->wait_module)
-		ret = kt_module_loaded(p->module) ? -ENOENT : 0;
+	if (p->mod_glob) {
+		ret = kt_add_modglob(p);
+	} else {
+		ret = kt_arm(p);
+		/* MOD:SYM on a module that is not loaded: wait for it */
+		if (ret == -ENOENT && p->module[0] && p->ops->wait_module)
+			ret = kt_module_loaded(p->module) ? -ENOENT : 0;
+	}
 	if (ret)
 		goto unlock;
 	req.id = p->id;
@@ -437,6 +480,24 @@ static int kt_in_module(struct kt_probe *p, struct module *mod)
  */
 static void kt_module_coming(struct kt_probe *p, struct module *mod)
 {
+	int ret;
+
+	if (p->mod_glob) {
+		/* f MOD:GLOB: its module only, init functions included */
+		if (p->state == KTRACK_PROBE_ST_ARMED || strcmp(p->module, mod->name))
+			return;
+		ret = kt_arm_in(p, mod, true);
+		if (ret == -E2BIG)
+			pr_warn("probe %s: more than %d functions of %s match: not armed\n",
+				p->name, KTRACK_PROBE_MAX_FUNCS, mod->name);
+		else if (ret == -ENOENT)
+			pr_warn("probe %s: no traceable function of %s matches\n", p->name,
+				mod->name);
+		else if (ret)
+			pr_warn("probe %s: cannot arm in module %s (%d)\n", p->name, mod->name,
+				ret);
+		return;
+	}
 	if (p->state == KTRACK_PROBE_ST_ARMED) {
 		if (!p->ops->gone || p->ops->gone(p) == KT_IN_NONE)
 			return;
@@ -478,6 +539,21 @@ static void kt_module_going(struct kt_probe *p, struct module *mod)
  */
 static void kt_module_live(struct kt_probe *p, struct module *mod)
 {
+	if (p->mod_glob) {
+		/*
+		 * f MOD:GLOB with init functions: armed again on the core
+		 * functions alone, before the init text is freed (a stale
+		 * address must not stay in an ftrace filter); none left:
+		 * disarmed until the module's next load.
+		 */
+		if (p->state != KTRACK_PROBE_ST_ARMED || !p->nr_init_funcs ||
+		    strcmp(p->module, mod->name))
+			return;
+		kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
+		if (kt_arm_in(p, mod, false))
+			strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
+		return;
+	}
 	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->gone ||
 	    p->ops->gone(p) != KT_IN_ALL)
 		return;

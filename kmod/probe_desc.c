@@ -294,7 +294,10 @@ static int kt_check_filter(const struct kt_probe *p)
 	return p->nr_insns && depth != 1 ? -EINVAL : 0;
 }
 
-/* f: nr_funcs names back to back, each NUL-terminated, filling the section. */
+/*
+ * f: nr_funcs names back to back, each NUL-terminated, filling the section.
+ * With a module (MOD:GLOB), globs: printable, no ':' or ','.
+ */
 static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 {
 	const char *s = (const char *)d + d->funcs_off;
@@ -310,6 +313,10 @@ static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 		if (s + n == end || !n || n >= KTRACK_PROBE_SYM_MAX)
 			return -EINVAL;
 		if (strnchr(s, n, ' '))
+			return -EINVAL;
+		if (p->mod_glob && !kt_sym_ok(s, n + 1, false))
+			return -EINVAL;
+		if (p->mod_glob && strnchr(s, n, ','))
 			return -EINVAL;
 		p->func_names[i] = s;
 		s += n + 1;
@@ -388,7 +395,8 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 			return ERR_PTR(-EINVAL);
 		break;
 	case KTRACK_PROBE_FUNCS:
-		if (d->symbol[0] || d->module[0] || d->addr || d->offset || !d->nr_funcs)
+		/* with a module, the names are globs over its functions */
+		if (d->symbol[0] || d->addr || d->offset || !d->nr_funcs)
 			return ERR_PTR(-EINVAL);
 		break;
 	}
@@ -411,6 +419,12 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	p->nr_fetch = d->nr_fetch;
 	p->nr_insns = d->nr_insns;
 	p->nr_funcs = d->kind == KTRACK_PROBE_FUNCS ? d->nr_funcs : 1;
+	if (d->kind == KTRACK_PROBE_FUNCS && d->module[0]) {
+		/* nothing attached until its module's functions are matched */
+		p->mod_glob = true;
+		p->nr_globs = d->nr_funcs;
+		p->nr_funcs = 0;
+	}
 
 	p->stats = alloc_percpu(struct kt_probe_stats);
 	if (p->nr_fetch)
@@ -454,6 +468,7 @@ err:
 
 void kt_probe_free(struct kt_probe *p)
 {
+	kt_modglob_release(p);
 	kfree(p->funcs);
 	kfree(p->kps);
 	kfree(p->rps);

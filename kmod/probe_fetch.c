@@ -188,7 +188,7 @@ fault:
 NOKPROBE_SYMBOL(kt_fetch_one);
 
 /* Glob match with '*', '?' and [...] classes, iterative (bounded work). */
-static notrace bool kt_glob(const char *pat, const char *s, u32 slen)
+notrace bool kt_glob(const char *pat, const char *s, u32 slen)
 {
 	const char *star_p = NULL;
 	u32 i = 0, star_i = 0;

@@ -58,7 +58,10 @@ static int kt_fprobe_arm(struct kt_probe *p)
 	if (p->flags & KTRACK_PROBE_F_EXIT)
 		p->fp.exit_handler = kt_fp_exit;
 	p->fp.entry_data_size = sizeof(struct kt_entry_data);
-	ret = register_fprobe_syms(&p->fp, p->func_names, p->nr_funcs);
+	if (p->func_addrs)	/* f MOD:GLOB: resolved in the module */
+		ret = register_fprobe_ips(&p->fp, p->func_addrs, p->nr_funcs);
+	else
+		ret = register_fprobe_syms(&p->fp, p->func_names, p->nr_funcs);
 	switch (ret) {
 	case 0:
 	case -ENOENT:
@@ -68,6 +71,8 @@ static int kt_fprobe_arm(struct kt_probe *p)
 	case -EBUSY:
 	case -EEXIST:
 		return -EBUSY;
+	case -EINVAL:	/* an address ftrace does not know */
+		return p->func_addrs ? -EOPNOTSUPP : -EINVAL;
 	default:
 		return -EOPNOTSUPP;
 	}

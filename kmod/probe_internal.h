@@ -6,6 +6,7 @@
  *   probe_fetch.c   fetch engine, filter VM, record emission (handler side)
  *   probe_kprobe.c  kprobe / kretprobe attach (p, r, and f without fprobe)
  *   probe_fprobe.c  fprobe attach (f where CONFIG_FPROBE exists)
+ *   probe_modglob.c f MOD:GLOB: the globs resolved against a coming module
  *   probe_tp.c      tracepoint attach (t)
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
@@ -148,7 +149,11 @@ struct kt_probe {
 
 	/* attach state */
 	u32 nr_funcs;
-	const char **func_names;	/* f: into desc */
+	const char **func_names;	/* f: into desc (globs when mod_glob) */
+	bool mod_glob;			/* f MOD:GLOB: resolved at its module's load */
+	u32 nr_globs;			/* mod_glob: func_names[nr_globs] */
+	unsigned long *func_addrs;	/* mod_glob, while armed: nr_funcs addresses */
+	u32 nr_init_funcs;		/* of them, in the module's init text */
 	struct kt_func *funcs;		/* kprobe mechanisms: nr_funcs */
 	struct kprobe **kps;		/* registered kprobes (batch ops) */
 	struct kretprobe **rps;
@@ -182,6 +187,14 @@ void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs);
 u64 kt_probe_now(void);
 int kt_fetch_init(void);
 void kt_fetch_exit(void);
+
+bool kt_glob(const char *pat, const char *s, u32 slen);
+
+/* probe_modglob.c: f MOD:GLOB */
+struct module *kt_module_get(const char *name);
+void kt_module_put(struct module *mod);
+int kt_modglob_resolve(struct kt_probe *p, struct module *mod, bool with_init);
+void kt_modglob_release(struct kt_probe *p);
 
 /* max_probes (probe.c) is at most this many per session. */
 #define KT_MAX_PROBES_LIMIT 4096

@@ -116,12 +116,16 @@ static int kt_kprobe_arm(struct kt_probe *p)
 		struct kprobe *kp = entry ? &fn->kp : &fn->rp.kp;
 
 		fn->probe = p;
-		if (p->kind == KTRACK_PROBE_FUNCS)
+		if (p->func_addrs)	/* f MOD:GLOB: resolved in the module */
+			fn->name = NULL;
+		else if (p->kind == KTRACK_PROBE_FUNCS)
 			fn->name = p->func_names[i];
 		else if (p->symbol[0])
 			fn->name = names ? names : p->symbol;
 		if (fn->name)
 			kp->symbol_name = fn->name;
+		else if (p->func_addrs)
+			kp->addr = (kprobe_opcode_t *)p->func_addrs[i];
 		else
 			kp->addr = (kprobe_opcode_t *)(unsigned long)p->addr;
 		kp->offset = p->offset;

@@ -37,7 +37,9 @@ static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
 	in->arm_count = p->arm_count;
 	in->desc_size = p->desc_size;
 	strscpy(in->name, p->name, sizeof(in->name));
-	if (p->kind == KTRACK_PROBE_FUNCS)
+	if (p->mod_glob)
+		scnprintf(in->target, sizeof(in->target), "%s:%s", p->module, p->func_names[0]);
+	else if (p->kind == KTRACK_PROBE_FUNCS)
 		strscpy(in->target, p->func_names[0], sizeof(in->target));
 	else if (p->symbol[0] && p->module[0])
 		scnprintf(in->target, sizeof(in->target), "%s:%s+%llu", p->module, p->symbol,

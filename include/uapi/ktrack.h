@@ -22,6 +22,7 @@
 #define KTRACK_FEAT_OBJ_FUNC_ADDRS (1ULL << 8)	/* KTRACK_OBJF_FUNC_ADDRS */
 #define KTRACK_FEAT_PROBE_IDLE	(1ULL << 9)	/* ktrack_probe_info.idle */
 #define KTRACK_FEAT_MODULE_EVENTS (1ULL << 10)	/* KTRACK_REC_MODULE(_SYMS) */
+#define KTRACK_FEAT_FUNCS_MODULE (1ULL << 11)	/* f MOD:GLOB, resolved at the module's load */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -340,7 +341,7 @@ struct ktrack_probe_desc {
 	__u32 kind;		/* KTRACK_PROBE_KPROBE.. */
 	__u32 flags;		/* KTRACK_PROBE_F_* */
 	char name[KTRACK_PROBE_NAME_MAX];	/* unique in the session */
-	char module[KTRACK_PROBE_MOD_MAX];	/* "" = vmlinux or any */
+	char module[KTRACK_PROBE_MOD_MAX];	/* "" = vmlinux or any; f: funcs are globs over it */
 	char symbol[KTRACK_PROBE_SYM_MAX];	/* "" with addr != 0 */
 	__u64 addr;		/* p: absolute address when symbol is "" */
 	__u64 offset;		/* p: +OFFS */
@@ -349,7 +350,7 @@ struct ktrack_probe_desc {
 	__u32 stack_depth;	/* 0 or frames of a KTRACK_REC_STACK record */
 	__u16 nr_fetch;
 	__u16 nr_insns;
-	__u16 nr_funcs;		/* f: NUL-terminated names in funcs section */
+	__u16 nr_funcs;		/* f: NUL-terminated names (globs with module) in funcs */
 	__u16 __pad0;
 	__u32 fetch_off;	/* struct ktrack_probe_fetch[nr_fetch] */
 	__u32 insns_off;	/* struct ktrack_probe_insn[nr_insns] */

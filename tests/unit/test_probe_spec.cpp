@@ -114,7 +114,10 @@ const BadSpec kBad[] = {
     {"t sched/x-y", "x-y", "bad tracepoint event name"},  // 9p/9p_client_req: digits may lead
     {"f vfs_*%foo", "%foo", "unknown suffix"},
     {"f vfs_read,,vfs_write", ",vfs_write", "empty function name"},
-    {"f mod:vfs_read", ":", "MOD:SYM is not supported"},
+    {"f mod:vfs_read:x", ":x", "one module per f probe"},
+    {"f m.d:vfs_read", ".d:", "bad character in the module name"},
+    {"f :vfs_read", ":vfs", "missing module name"},
+    {"f mod:a,,b", ",b", "empty function name"},
     {"p vfs_read a=$arg1 if", "", "'if' needs a condition"},
     {"p vfs_read a=$arg1 if a ==", "", "expected a value"},
     {"p vfs_read a=$arg1 if b == 1", "b ==", "unknown field"},
@@ -416,6 +419,47 @@ TEST(ProbeCompiler, FuncsAndTracepointBlobs) {
   std::memcpy(&d, compile_probe(t).data(), sizeof(d));
   EXPECT_EQ(KTRACK_PROBE_TRACEPOINT, d.kind);
   EXPECT_STREQ("sched_process_fork", d.symbol);
+}
+
+// f MOD:GLOB: the globs go to the kernel as written, with the module; no
+// symbol is looked up (the module may not be loaded yet).
+TEST(ProbeCompiler, FuncsModuleGlobsGoToTheKernel) {
+  FakeSymbols syms;
+  auto f = parse_probe_spec("f:drv my-drv:*,drv_?x%both");
+  EXPECT_EQ("my_drv", f.module);
+  ASSERT_EQ(2u, f.patterns.size());
+  resolve_symbols(f, syms);
+  EXPECT_TRUE(f.funcs.empty());
+  auto blob = compile_probe(f);
+  ktrack_probe_desc d;
+  std::memcpy(&d, blob.data(), sizeof(d));
+  EXPECT_EQ(KTRACK_PROBE_FUNCS, d.kind);
+  EXPECT_EQ(KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT, d.flags);
+  EXPECT_STREQ("my_drv", d.module);
+  EXPECT_STREQ("", d.symbol);
+  EXPECT_EQ(2, d.nr_funcs);
+  EXPECT_EQ(std::string("*\0drv_?x\0", 9),
+            std::string(reinterpret_cast<const char *>(blob.data()) + d.funcs_off, d.funcs_len));
+  auto r = parse_probe_spec("f mydrv:mydrv_init%return");
+  EXPECT_FALSE(r.entry);
+  EXPECT_TRUE(r.exit);
+  EXPECT_EQ("mydrv", r.module);
+  // limits: a glob's length (the kernel's symbol size) and their number
+  std::string too_long = "f m:" + std::string(KTRACK_PROBE_SYM_MAX, 'a');
+  EXPECT_THROW(parse_probe_spec(too_long), SpecError);
+  EXPECT_NO_THROW(parse_probe_spec("f m:" + std::string(KTRACK_PROBE_SYM_MAX - 1, 'a')));
+  std::string many = "f m:a";
+  for (int i = 0; i < KTRACK_PROBE_MAX_FUNCS; i++) many += ",a";
+  try {
+    parse_probe_spec(many);
+    ADD_FAILURE() << "accepted too many globs";
+  } catch (const SpecError &e) {
+    EXPECT_NE(std::string::npos, e.message().find("too many globs")) << e.message();
+  }
+  // what the kernel's refusals mean for a module glob
+  EXPECT_NE(std::string::npos,
+            explain_probe_add_errno(f, ENOENT).find("no traceable function of module my_drv"));
+  EXPECT_NE(std::string::npos, explain_probe_add_errno(f, E2BIG).find("matches more than 1024 functions"));
 }
 
 TEST(ProbeClient, ErrnoSentences) {

@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <csignal>
 #include <cstdio>
 
+#include "command.hpp"
 #include "device/session.hpp"
 #include "util/error.hpp"
 
@@ -55,6 +57,25 @@ void print_capture_summary(const ktrack::Capture &cap, const char *what) {
     fmt::print(stderr, "{}: --count reached: {} more records produced before the stop were not shown\n", what,
                st.after_count);
   for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
+}
+
+CommandUnderCapture::CommandUnderCapture() : argv_(trailing_command()) {
+  if (!argv_.empty()) ktrack::check_command(argv_);
+}
+
+void CommandUnderCapture::start(ktrack::StopSignals &signals) {
+  if (argv_.empty()) return;
+  signals.stop_on_child_exit();  // before fork: an early exit is not missed
+  child_ = std::make_unique<ktrack::ChildProcess>(argv_);
+}
+
+void CommandUnderCapture::finish() {
+  if (!child_) return;
+  if (!child_->poll())
+    fmt::print(stderr, "ktrackctl: the capture ended first: stopping '{}' (pid {}) with SIGTERM\n", argv_[0],
+               child_->pid());
+  int status = child_->finish(SIGTERM);
+  exit_status() = status;
 }
 
 }  // namespace ktrackctl

@@ -4,10 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "device/capture.hpp"
+#include "host/command.hpp"
 
 namespace ktrackctl {
 
@@ -34,5 +36,22 @@ void start_capture(ktrack::Capture &cap, const std::string &what = {});
 // After Capture::run(): "N records, M lost" (what: "trace", "report"...)
 // and what each attached probe saw, on stderr.
 void print_capture_summary(const ktrack::Capture &cap, const char *what);
+
+// `-- COMMAND [ARGS]` of trace/record (trailing_command()).  Constructed
+// before the capture: checks the command can run (else CommandError, exit
+// status 127/126, before anything is armed).  start(), once recording has
+// begun, runs it and makes its exit stop the capture; finish(), after
+// Capture::run(), waits for it (stopping it with SIGTERM when -d or a signal
+// ended the capture first) and makes its status ktrackctl's.
+class CommandUnderCapture {
+ public:
+  CommandUnderCapture();
+  void start(ktrack::StopSignals &signals);
+  void finish();
+
+ private:
+  std::vector<std::string> argv_;
+  std::unique_ptr<ktrack::ChildProcess> child_;
+};
 
 }  // namespace ktrackctl

@@ -55,12 +55,17 @@ const Command trace_cmd(30, [](CLI::App &app) {
       "begun: every later hit is shown or counted lost.  Stop with Ctrl-C, SIGTERM or -d:\n"
       "the probes are detached first, then every record up to that point is shown; a\n"
       "summary on stderr gives records, lost records and each probe's counts.\n"
+      "With '-- COMMAND [ARGS]', runs COMMAND (stdio inherited) once tracing has begun and\n"
+      "stops when it exits (or at -d, whichever comes first: COMMAND then gets SIGTERM);\n"
+      "ktrackctl exits with COMMAND's status (127: not found, 126: not executable).\n"
       "Examples:\n"
       "  sudo ktrackctl trace\n"
+      "  sudo ktrackctl trace 'p:op do_sys_openat2' -- cat /etc/hostname\n"
       "  sudo ktrackctl trace -s default --json -d 5s\n"
       "  sudo ktrackctl trace -c bash -C 0 --mode overwrite");
   cmd->callback([o] {
     apply_capture_flags(o->flags, o->cap);
+    CommandUnderCapture command;
     ktrack::StopSignals signals;
     ::signal(SIGPIPE, SIG_IGN);
     // Symbols before the probes: reading kallsyms makes thousands of
@@ -75,6 +80,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
     std::atomic<bool> &stop = ktrack::StopSignals::flag();
     bool closed = false;
     start_capture(cap, o->quiet ? "" : "tracing");
+    command.start(signals);
     cap.run(
         [&](std::span<const uint8_t> rec) {
           syms.ingest(rec);  // a module came or went: names the records after it
@@ -95,6 +101,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
             stop.store(true);
           }
         });
+    command.finish();
     if (!closed) write_or_pipe_closed(out);
     if (!o->quiet) print_capture_summary(cap, "trace");
   });
@@ -123,12 +130,17 @@ const Command record_cmd(31, [](CLI::App &app) {
       "bytes, lost and rates.\n"
       "Ctrl-C, SIGTERM or the -d duration stop cleanly: the session is flushed, every\n"
       "record up to the stop is written and the file is finished.\n"
+      "With '-- COMMAND [ARGS]', runs COMMAND (stdio inherited) once recording has begun and\n"
+      "stops when it exits (or at -d, whichever comes first: COMMAND then gets SIGTERM);\n"
+      "ktrackctl exits with COMMAND's status (127: not found, 126: not executable).\n"
       "Examples:\n"
       "  sudo ktrackctl record -o trace.ktrack\n"
+      "  sudo ktrackctl record -o drv.ktrack 'f:drv mydrv:*%both' -- insmod mydrv.ko\n"
       "  sudo ktrackctl record -o trace.ktrack -d 10s --buffer-pages 1024\n"
       "  sudo ktrackctl record -s mysession -o trace.ktrack -p 1234");
   cmd->callback([o] {
     apply_capture_flags(o->flags, o->cap);
+    CommandUnderCapture command;
     ktrack::StopSignals signals;
     const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
     ktrack::Capture cap(o->cap);
@@ -137,6 +149,7 @@ const Command record_cmd(31, [](CLI::App &app) {
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;
     start_capture(cap, o->quiet ? "" : fmt::format("recording to {}", o->output));
+    command.start(signals);
     cap.run([&](std::span<const uint8_t> rec) { writer.write(rec); }, ktrack::StopSignals::flag(),
             [&](const ktrack::CaptureStatus &st) {
               if (!status) return;
@@ -150,6 +163,7 @@ const Command record_cmd(31, [](CLI::App &app) {
               last_bytes = writer.bytes_written();
               last_s = st.seconds;
             });
+    command.finish();
     writer.finish();
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {

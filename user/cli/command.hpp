@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct Command {
   // failures by throwing ktrack::Error (runtime) or CLI::ValidationError (usage).
   Command(int order, std::function<void(CLI::App &app)> setup);
 };
+
+// `trace`/`record ... -- COMMAND [ARGS]`: main.cpp puts what follows the
+// first "--" here (empty: none) and the command's status in exit_status().
+std::vector<std::string> &trailing_command();
+// Set by a command that exits with another status than 0 on success.
+std::optional<int> &exit_status();
 
 // All registered commands, in order (used by main.cpp).
 std::vector<std::pair<int, std::function<void(CLI::App &)>>> &command_registry();

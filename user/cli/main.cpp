@@ -3,8 +3,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "command.hpp"
+#include "host/command.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char **argv) {
@@ -12,7 +14,8 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   app.set_version_flag("-V,--ctl-version", std::string("ktrackctl ") + KTRACK_VERSION);
   app.footer(
-      "Exit status: 0 ok, 1 usage error, 2 runtime error.\n"
+      "Exit status: 0 ok, 1 usage error, 2 runtime error; record/trace -- COMMAND: the command's\n"
+      "(127: not found, 126: not executable).\n"
       "Run 'ktrackctl SUBCOMMAND --help' for the options and examples of each subcommand.");
 
   auto &registry = ktrackctl::command_registry();
@@ -20,11 +23,28 @@ int main(int argc, char **argv) {
                    [](const auto &a, const auto &b) { return a.first < b.first; });
   for (auto &entry : registry) entry.second(app);
 
+  // trace/record -- COMMAND [ARGS]: the command is not ktrackctl's to parse.
+  int nargs = argc;
+  if (argc > 2 && (std::string_view(argv[1]) == "record" || std::string_view(argv[1]) == "trace")) {
+    for (int i = 2; i < argc; i++) {
+      if (std::string_view(argv[i]) != "--") continue;
+      nargs = i;
+      for (int j = i + 1; j < argc; j++) ktrackctl::trailing_command().push_back(argv[j]);
+      if (ktrackctl::trailing_command().empty()) {
+        fmt::print(stderr, "ktrackctl: '--' must be followed by a command to run\n");
+        return ktrackctl::kExitUsage;
+      }
+      break;
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(nargs, argv);
   } catch (const CLI::ParseError &e) {
     int rc = app.exit(e);
     return rc == 0 ? ktrackctl::kExitOk : ktrackctl::kExitUsage;
+  } catch (const ktrack::CommandError &e) {
+    fmt::print(stderr, "ktrackctl: {}\n", e.what());
+    return e.status();
   } catch (const ktrack::UsageError &e) {
     fmt::print(stderr, "ktrackctl: {}\n", e.what());
     return ktrackctl::kExitUsage;
@@ -35,5 +55,5 @@ int main(int argc, char **argv) {
     fmt::print(stderr, "ktrackctl: {}\n", e.what());
     return ktrackctl::kExitRuntime;
   }
-  return ktrackctl::kExitOk;
+  return ktrackctl::exit_status().value_or(ktrackctl::kExitOk);
 }

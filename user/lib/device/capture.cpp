@@ -198,7 +198,8 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
 
 namespace {
 std::atomic<bool> g_stop{false};
-struct sigaction g_old_int, g_old_term;
+struct sigaction g_old_int, g_old_term, g_old_chld;
+bool g_chld = false;
 void on_signal(int) { g_stop.store(true); }
 }  // namespace
 
@@ -213,7 +214,19 @@ StopSignals::StopSignals() {
   sigaction(SIGTERM, &sa, &g_old_term);
 }
 
+void StopSignals::stop_on_child_exit() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_NOCLDSTOP;  // no SA_RESTART: poll() returns at once
+  sigaction(SIGCHLD, &sa, g_chld ? nullptr : &g_old_chld);
+  g_chld = true;
+}
+
 StopSignals::~StopSignals() {
+  if (g_chld) sigaction(SIGCHLD, &g_old_chld, nullptr);
+  g_chld = false;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
 }

@@ -163,6 +163,9 @@ class StopSignals {
   StopSignals(const StopSignals &) = delete;
   StopSignals &operator=(const StopSignals &) = delete;
   static std::atomic<bool> &flag();
+  // SIGCHLD sets flag() too, until this instance goes (a command run under
+  // the capture ended: `record -- COMMAND`).
+  void stop_on_child_exit();
 };
 
 // "1.2 MiB", "512 B".

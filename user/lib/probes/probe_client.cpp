@@ -27,6 +27,11 @@ int do_ioctl(int fd, unsigned long cmd, void *arg) {
 std::string target_of(const ProbeSpec &s) {
   switch (s.kind) {
     case ProbeKind::kFuncs:
+      if (!s.module.empty()) {
+        std::string globs;
+        for (const auto &p : s.patterns) globs += (globs.empty() ? "" : ",") + p;
+        return s.module + ":" + globs;
+      }
       return fmt::format("{} function{}", s.funcs.size(), s.funcs.size() == 1 ? "" : "s");
     case ProbeKind::kTracepoint:
       return (s.module.empty() ? "" : s.module + ":") +
@@ -42,6 +47,18 @@ std::string target_of(const ProbeSpec &s) {
 
 std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
   std::string t = target_of(spec);
+  const bool mod_glob = spec.kind == ProbeKind::kFuncs && !spec.module.empty();
+  if (mod_glob && err == ENOENT)
+    return fmt::format("cannot add probe '{}': no traceable function of module {} matches {}", spec.name,
+                       spec.module, t);
+  if (mod_glob && err == E2BIG)
+    return fmt::format("cannot add probe '{}': {} matches more than {} functions: narrow the glob", spec.name,
+                       t, KTRACK_PROBE_MAX_FUNCS);
+  if (mod_glob && err == EINVAL)
+    return fmt::format(
+        "cannot add probe '{}': the kernel rejected {} (a ktrack.ko older than f MOD:GLOB, or ktrackctl "
+        "and ktrack.ko are out of sync? rebuild both)",
+        spec.name, t);
   switch (err) {
     case ENOENT:
       return spec.kind == ProbeKind::kTracepoint

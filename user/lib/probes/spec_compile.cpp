@@ -96,9 +96,11 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
     }
   }
   if (spec.kind == ProbeKind::kFuncs) {
-    d.nr_funcs = (uint16_t)spec.funcs.size();
+    // MOD:GLOB: the globs themselves, matched by the kernel in the module
+    const auto &names = spec.module.empty() ? spec.funcs : spec.patterns;
+    d.nr_funcs = (uint16_t)names.size();
     d.funcs_off = (uint32_t)b.size();
-    for (const auto &f : spec.funcs) {
+    for (const auto &f : names) {
       b.insert(b.end(), f.begin(), f.end());
       b.push_back(0);
     }

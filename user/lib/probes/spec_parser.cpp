@@ -196,6 +196,20 @@ void Parser::parse_target(const Tok &tok) {
       list = list.substr(0, pct);
     }
     size_t start = 0;
+    // MOD:GLOB[,GLOB...]: the globs are matched in the kernel against that
+    // module's functions when it loads (or now, when it is loaded).
+    size_t colon = list.find(':');
+    if (colon != std::string::npos) {
+      std::string mod = list.substr(0, colon);
+      if (mod.empty()) err(tok.pos, "missing module name before ':'");
+      for (size_t k = 0; k < mod.size(); k++)
+        if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
+          err(tok.pos + k, "bad character in the module name");
+      if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "module name is too long");
+      std::replace(mod.begin(), mod.end(), '-', '_');
+      s_.module = mod;
+      start = colon + 1;
+    }
     while (true) {
       size_t comma = list.find(',', start);
       std::string pat = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
@@ -203,11 +217,15 @@ void Parser::parse_target(const Tok &tok) {
       for (size_t k = 0; k < pat.size(); k++) {
         char c = pat[k];
         if (!is_symbol_char(c) && c != '*' && c != '?' && c != '[' && c != ']' && c != '-' && c != '!')
-          err(tok.pos + start + (c == ':' ? k : 0),
-              c == ':'   ? "MOD:SYM is not supported in f probes: name the function"
-              : c == '+' ? "f probes go on function entries: no +OFFS"
-                         : "bad character in a function name or glob");
+          err(tok.pos + start + (c == ':' ? k : 0), c == ':'
+                                                        ? "one module per f probe: write MOD:GLOB,GLOB..."
+                                                    : c == '+' ? "f probes go on function entries: no +OFFS"
+                                                               : "bad character in a function name or glob");
       }
+      if (!s_.module.empty() && pat.size() >= KTRACK_PROBE_SYM_MAX)
+        err(tok.pos + start, fmt::format("glob is too long (max {} characters)", KTRACK_PROBE_SYM_MAX - 1));
+      if (!s_.module.empty() && s_.patterns.size() >= KTRACK_PROBE_MAX_FUNCS)
+        err(tok.pos + start, fmt::format("too many globs (max {})", KTRACK_PROBE_MAX_FUNCS));
       s_.patterns.push_back(pat);
       if (comma == std::string::npos) break;
       start = comma + 1;

@@ -69,7 +69,10 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
            fmt::format("{} is not unique ({} definitions): write MOD:{} or probe by address", spec.symbol,
                        addrs.size(), spec.symbol));
   }
-  if (spec.kind == ProbeKind::kFuncs) {
+  if (spec.kind == ProbeKind::kFuncs && !spec.module.empty()) {
+    // MOD:GLOB: the kernel matches the globs in the module, when it loads
+    // or now (it may not be loaded yet): nothing to look up here.
+  } else if (spec.kind == ProbeKind::kFuncs) {
     auto all = syms.filter_functions();
     std::set<std::string> names;
     for (const auto &line : all) {
