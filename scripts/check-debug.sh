@@ -41,7 +41,7 @@ export KTRACK_STRESS_ITERS=${KTRACK_STRESS_ITERS:-20}
 # program's limit (run-all) and each harness test's (tests/kernel/
 # kselftest_harness.h) grow.
 export KTRACK_TEST_TIMEOUT=${KTRACK_TEST_TIMEOUT:-2400}
-export KTRACK_TEST_TIMEOUT_SCALE=${KTRACK_TEST_TIMEOUT_SCALE:-10}
+export KTRACK_TEST_TIMEOUT_SCALE=${KTRACK_TEST_TIMEOUT_SCALE:-30}
 # shellcheck disable=SC2086
 "$root/tests/vm/run" --kernel debug --timeout 14000 -- "$root/tests/debug/guest-lane" ${KTRACK_TESTS:-} 2>&1 |
 	tee "$logs/vm.log" | grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test'
