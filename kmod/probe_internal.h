@@ -7,6 +7,7 @@
  *   probe_kprobe.c  kprobe / kretprobe attach (p, r, and f without fprobe)
  *   probe_fprobe.c  fprobe attach (f where CONFIG_FPROBE exists)
  *   probe_tp.c      tracepoint attach (t)
+ *   probe_event.c   trace event records through perf (e)
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
@@ -21,6 +22,7 @@
 #include "ktrack_internal.h"
 
 struct module;
+struct perf_event;
 struct pt_regs;
 struct tracepoint;
 
@@ -105,6 +107,8 @@ extern const struct kt_probe_ops kt_kprobe_funcs_ops;
 extern const struct kt_probe_ops kt_fprobe_ops;
 /* probe_tp.c: t */
 extern const struct kt_probe_ops kt_tp_ops;
+/* probe_event.c: e */
+extern const struct kt_probe_ops kt_event_ops;
 
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
@@ -148,6 +152,8 @@ struct kt_probe {
 	u32 nr_rps;
 	struct fprobe fp;
 	struct tracepoint *tp;
+	struct perf_event **pevents;	/* e: per CPU, nr_cpu_ids */
+	u64 event_id;			/* e: the event's type (perf config) */
 
 	u64 missed_acc;			/* kernel-side misses of past arms */
 	struct kt_probe_stats __percpu *stats;
@@ -157,10 +163,15 @@ struct kt_probe {
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size);
 void kt_probe_free(struct kt_probe *p);
 
-/* probe_fetch.c: the handler side.  'regs' may be NULL (tracepoints). */
+/*
+ * probe_fetch.c: the handler side.  'regs' may be NULL (tracepoints, e
+ * probes); 'args' is NULL for e probes, 'raw' set for them only.
+ */
 struct kt_fetch_ctx {
 	struct pt_regs *regs;
 	const unsigned long *args;	/* KTRACK_FETCH_MAX_ARG values */
+	const u8 *raw;			/* e: the event's record */
+	u32 raw_size;
 	unsigned long retval;
 	u64 duration;
 	bool exit;

@@ -30,6 +30,8 @@ std::string target_of(const ProbeSpec &s) {
       return fmt::format("{} function{}", s.funcs.size(), s.funcs.size() == 1 ? "" : "s");
     case ProbeKind::kTracepoint:
       return s.subsys.empty() ? s.event : s.subsys + "/" + s.event;
+    case ProbeKind::kEvent:
+      return (s.module.empty() ? "" : s.module + ":") + s.subsys + "/" + s.event;
     default:
       if (s.symbol.empty()) return fmt::format("0x{:x}", s.addr);
       return (s.module.empty() ? "" : s.module + ":") + s.symbol +
@@ -43,6 +45,11 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
   std::string t = target_of(spec);
   switch (err) {
     case ENOENT:
+      if (spec.kind == ProbeKind::kEvent)
+        return fmt::format(
+            "cannot add probe '{}': no trace event {} in this kernel (see ktrackctl events, or "
+            "/sys/kernel/tracing/events)",
+            spec.name, t);
       return spec.kind == ProbeKind::kTracepoint
                  ? fmt::format(
                        "cannot add probe '{}': no tracepoint {} in this kernel (see "

@@ -80,6 +80,7 @@ void Parser::run() {
         break;
       }
       case ProbeKind::kTracepoint:
+      case ProbeKind::kEvent:
         n = s_.event;
         break;
     }
@@ -106,8 +107,13 @@ void Parser::parse_head(const Tok &tok) {
     case 't':
       s_.kind = ProbeKind::kTracepoint;
       break;
+    case 'e':
+      s_.kind = ProbeKind::kEvent;
+      break;
     default:
-      err(tok.pos, "unknown probe type: expected p (kprobe), r (return), f (functions) or t (tracepoint)");
+      err(tok.pos,
+          "unknown probe type: expected p (kprobe), r (return), f (functions), t (tracepoint) or e "
+          "(event fields)");
   }
   size_t digits = i;
   while (i < h.size() && std::isdigit((unsigned char)h[i])) i++;
@@ -147,6 +153,26 @@ void Parser::parse_head(const Tok &tok) {
 void Parser::parse_target(const Tok &tok) {
   const std::string &x = tok.str;
   target_pos_ = tok.pos;
+  if (s_.kind == ProbeKind::kEvent) {  // [MOD:]SUBSYS/EVENT, the system is required
+    std::string t = x;
+    size_t colon = t.find(':');
+    size_t at = 0;
+    if (colon != std::string::npos) {
+      s_.module = t.substr(0, colon);
+      if (!is_ident(s_.module) || s_.module.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "bad module name");
+      at = colon + 1;
+      t = t.substr(at);
+    }
+    size_t slash = t.find('/');
+    if (slash == std::string::npos) err(tok.pos + at, "an e probe names its event as SUBSYS/EVENT");
+    s_.subsys = t.substr(0, slash);
+    s_.event = t.substr(slash + 1);
+    if (!is_ident(s_.subsys)) err(tok.pos + at, "bad event system name");
+    if (!is_ident(s_.event)) err(tok.pos + at + slash + 1, "bad event name");
+    if (s_.subsys.size() + s_.event.size() + 1 >= KTRACK_PROBE_SYM_MAX)
+      err(tok.pos + at, "event name is too long");
+    return;
+  }
   if (s_.kind == ProbeKind::kTracepoint) {
     size_t slash = x.find('/');
     std::string sub = slash == std::string::npos ? "" : x.substr(0, slash);
@@ -267,7 +293,8 @@ ProbeSpec parse_probe_spec(const std::string &text) {
   bool btf = std::any_of(spec.args.begin(), spec.args.end(),
                          [](const FetchArg &a) { return a.all_args || !a.btf_expr.empty(); });
   // with BTF names the field types are known only after resolution
-  if (!spec.filter.empty() && !btf) compile_filter(spec);
+  // e: and with fields, after the event's format is read (resolve_symbols)
+  if (!spec.filter.empty() && !btf && spec.kind != ProbeKind::kEvent) compile_filter(spec);
   return spec;
 }
 
