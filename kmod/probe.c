@@ -66,6 +66,7 @@ u64 ktrack_probe_features(void)
 
 	if (KTRACK_HAVE_TP_PROBES)
 		f |= KTRACK_FEAT_TRACEPOINT;
+	f |= KTRACK_FEAT_EVENT_PROBE;
 
 	if (KTRACK_HAVE_FPROBE)
 		f |= KTRACK_FEAT_FPROBE;
@@ -83,6 +84,7 @@ static const struct kt_probe_ops *const kt_probe_kinds[] = {
 	[KTRACK_PROBE_KRETPROBE] = &kt_kretprobe_ops,
 	[KTRACK_PROBE_FUNCS] = KTRACK_HAVE_FPROBE ? &kt_fprobe_ops : &kt_kprobe_funcs_ops,
 	[KTRACK_PROBE_TRACEPOINT] = &kt_tp_ops,
+	[KTRACK_PROBE_EVENT] = &kt_event_ops,
 };
 
 static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
@@ -97,7 +99,8 @@ static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
  */
 static bool kt_locked_down(const struct kt_probe *p)
 {
-	if (p->mechanism == KTRACK_MECH_TRACEPOINT && !p->reads_kernel)
+	if ((p->mechanism == KTRACK_MECH_TRACEPOINT || p->mechanism == KTRACK_MECH_PERF_EVENT) &&
+	    !p->reads_kernel)
 		return false;
 	return security_locked_down(LOCKDOWN_KPROBES) != 0;
 }
@@ -231,7 +234,7 @@ static void kt_remove(struct kt_probe *p, struct list_head *gone)
  * Free what kt_remove() took out, after one wait for the handlers of all
  * of them (tracepoints need one; kprobes and fprobes wait in their
  * unregister), with kt_probe_lock not held: removing many t probes costs
- * one grace period, and module load and unload never wait behind it.
+ * one grace period (e probes: the same wait), and module load and unload never wait behind it.
  */
 static void kt_free_gone(struct list_head *gone)
 {

@@ -73,6 +73,13 @@ static bool kt_is_string(const struct kt_fetch *f)
  */
 static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 {
+	/*
+	 * An e probe's field is in the event's own record, as perf hands it
+	 * out: reading it (one dereference, or a string in place) is not a
+	 * kernel read; following a pointer found there is.
+	 */
+	if (f->src == KTRACK_FETCH_SRC_FIELD)
+		return f->nderef > 1 && !(f->flags & KTRACK_FETCH_F_USER);
 	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
 		return true;
 	return f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM;
@@ -83,12 +90,19 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 {
 	bool exit_ok = p->kind == KTRACK_PROBE_KRETPROBE ||
 		       (p->kind == KTRACK_PROBE_FUNCS && (p->flags & KTRACK_PROBE_F_EXIT));
-	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT;
+	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT && p->kind != KTRACK_PROBE_EVENT;
+	bool is_event = p->kind == KTRACK_PROBE_EVENT;
+	u16 all_flags = KTRACK_FETCH_F_USER | KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC;
 	unsigned int i;
 
 	if (!kt_sym_ok(uf->name, sizeof(uf->name), false))
 		return -EINVAL;
-	if (uf->nderef > KTRACK_FETCH_MAX_DEREF || uf->flags & ~KTRACK_FETCH_F_USER)
+	if (uf->nderef > KTRACK_FETCH_MAX_DEREF || uf->flags & ~all_flags)
+		return -EINVAL;
+	/* a field is either a __data_loc or a __rel_loc, and only an e probe's */
+	if ((uf->flags & KTRACK_FETCH_F_DATA_LOC) && (uf->flags & KTRACK_FETCH_F_REL_LOC))
+		return -EINVAL;
+	if ((uf->flags & ~KTRACK_FETCH_F_USER) && uf->src != KTRACK_FETCH_SRC_FIELD)
 		return -EINVAL;
 	for (i = uf->nderef; i < KTRACK_FETCH_MAX_DEREF; i++)
 		if (uf->deref[i])
@@ -130,8 +144,9 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 
 	switch (f->src) {
 	case KTRACK_FETCH_SRC_ARG:
-		/* a t: probe's $arg6 would be always 0 (review finding #7) */
-		if (f->param < 1 || f->param > (regs_ok ? KTRACK_FETCH_MAX_ARG : KT_TP_NR_ARGS))
+		/* a t: probe's $arg6 would be always 0 (review finding #7); e: fields */
+		if (is_event || f->param < 1 ||
+		    f->param > (regs_ok ? KTRACK_FETCH_MAX_ARG : KT_TP_NR_ARGS))
 			return -EINVAL;
 		break;
 	case KTRACK_FETCH_SRC_REG:
@@ -156,6 +171,11 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 		break;
 	case KTRACK_FETCH_SRC_CPU:
 		if (f->param)
+			return -EINVAL;
+		break;
+	case KTRACK_FETCH_SRC_FIELD:
+		/* trace event records are at most a few KiB (u16 offsets) */
+		if (!is_event || f->param < 0 || f->param > U16_MAX)
 			return -EINVAL;
 		break;
 	default:
@@ -351,7 +371,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
 	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1 || d->__pad2)
 		return ERR_PTR(-EINVAL);
-	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_TRACEPOINT)
+	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_EVENT)
 		return ERR_PTR(-EINVAL);
 	if (d->flags & ~all_flags)
 		return ERR_PTR(-EINVAL);
@@ -392,6 +412,12 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	case KTRACK_PROBE_KRETPROBE:
 	case KTRACK_PROBE_TRACEPOINT:
 		if (!d->symbol[0] || d->addr || d->offset || d->nr_funcs || d->funcs_len)
+			return ERR_PTR(-EINVAL);
+		break;
+	case KTRACK_PROBE_EVENT:
+		/* "SUBSYS/EVENT" */
+		if (!d->symbol[0] || !strchr(d->symbol, '/') || d->addr || d->offset ||
+		    d->nr_funcs || d->funcs_len)
 			return ERR_PTR(-EINVAL);
 		break;
 	case KTRACK_PROBE_FUNCS:

@@ -91,6 +91,32 @@ static notrace long kt_read_str(char *dst, unsigned long addr, size_t max, bool 
 }
 NOKPROBE_SYMBOL(kt_read_str);
 
+/*
+ * Where an e probe's field lives in the event's record: the field itself,
+ * or, for a __data_loc / __rel_loc field, the data its u32 locates (length
+ * in the high half, offset in the low half; relative to the end of the
+ * field for __rel_loc).  0, which every read refuses, when it lies
+ * outside the record.
+ */
+static notrace unsigned long kt_field(const struct kt_fetch *f, const struct kt_fetch_ctx *c)
+{
+	u32 off = f->param, loc, start, len;
+
+	if (!c->raw || off >= c->raw_size)
+		return 0;
+	if (!(f->flags & (KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC)))
+		return (unsigned long)(c->raw + off);
+	if (c->raw_size - off < sizeof(loc))
+		return 0;
+	memcpy(&loc, c->raw + off, sizeof(loc));
+	start = (loc & 0xffff) + (f->flags & KTRACK_FETCH_F_REL_LOC ? off + sizeof(loc) : 0);
+	len = loc >> 16;
+	if (start >= c->raw_size || len > c->raw_size - start)
+		return 0;
+	return (unsigned long)(c->raw + start);
+}
+NOKPROBE_SYMBOL(kt_field);
+
 static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt_fetch_ctx *c)
 {
 	switch (f->src) {
@@ -108,6 +134,8 @@ static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt
 		return f->param;
 	case KTRACK_FETCH_SRC_CPU:
 		return raw_smp_processor_id();
+	case KTRACK_FETCH_SRC_FIELD:
+		return kt_field(f, c);
 	default:
 		return 0;
 	}

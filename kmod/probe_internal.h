@@ -8,6 +8,7 @@
  *   probe_fprobe.c  fprobe attach (f where CONFIG_FPROBE exists)
  *   probe_modglob.c f MOD:GLOB: the globs resolved against a coming module
  *   probe_tp.c      tracepoint attach (t)
+ *   probe_event.c   trace event records through perf (e)
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
@@ -22,6 +23,7 @@
 #include "ktrack_internal.h"
 
 struct module;
+struct perf_event;
 struct pt_regs;
 struct tracepoint;
 
@@ -114,6 +116,8 @@ extern const struct kt_probe_ops kt_fprobe_ops;
 extern const struct kt_probe_ops kt_tp_ops;
 int kt_tp_init(void);
 void kt_tp_exit(void);
+/* probe_event.c: e */
+extern const struct kt_probe_ops kt_event_ops;
 
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
@@ -161,6 +165,8 @@ struct kt_probe {
 	u32 nr_rps;
 	struct fprobe fp;
 	struct tracepoint *tp;
+	struct perf_event **pevents;	/* e: per CPU, nr_cpu_ids */
+	u64 event_id;			/* e: the event's type (perf config) */
 
 	u64 missed_acc;			/* kernel-side misses of past arms */
 	struct kt_probe_stats __percpu *stats;
@@ -170,10 +176,15 @@ struct kt_probe {
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size);
 void kt_probe_free(struct kt_probe *p);
 
-/* probe_fetch.c: the handler side.  'regs' may be NULL (tracepoints). */
+/*
+ * probe_fetch.c: the handler side.  'regs' may be NULL (tracepoints, e
+ * probes); 'args' is NULL for e probes, 'raw' set for them only.
+ */
 struct kt_fetch_ctx {
 	struct pt_regs *regs;
 	const unsigned long *args;	/* KTRACK_FETCH_MAX_ARG values */
+	const u8 *raw;			/* e: the event's record */
+	u32 raw_size;
 	unsigned long retval;
 	u64 duration;
 	bool exit;

@@ -23,6 +23,7 @@
 #define KTRACK_FEAT_PROBE_IDLE	(1ULL << 9)	/* ktrack_probe_info.idle */
 #define KTRACK_FEAT_MODULE_EVENTS (1ULL << 10)	/* KTRACK_REC_MODULE(_SYMS) */
 #define KTRACK_FEAT_FUNCS_MODULE (1ULL << 11)	/* f MOD:GLOB, resolved at the module's load */
+#define KTRACK_FEAT_EVENT_PROBE	(1ULL << 12)	/* e probes: a trace event's fields */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -45,7 +46,6 @@ struct ktrack_rec_hdr {
 };
 #define KTRACK_REC_ALIGN	8
 #define KTRACK_REC_MAX		65528	/* largest 'len' */
-
 /* Context the record was written from (hdr.flags, low bits). */
 #define KTRACK_RECF_CTX_TASK	0x0
 #define KTRACK_RECF_CTX_SOFTIRQ	0x1
@@ -79,7 +79,6 @@ struct ktrack_rec_lost {
 #define KTRACK_LOST_FULL	1	/* discard mode: buffer full */
 #define KTRACK_LOST_OVERWRITTEN	2	/* overwrite mode: reader was lapped */
 #define KTRACK_LOST_TOO_BIG	3	/* record larger than the buffer */
-
 /* Driver records (ktrack_emit()): an id chosen by the driver + raw bytes. */
 struct ktrack_rec_emit {
 	__u32 id;
@@ -138,7 +137,6 @@ struct ktrack_rec_probe {
 #define KTRACK_PROBE_EV_ENTRY	1
 #define KTRACK_PROBE_EV_EXIT	2
 #define KTRACK_PROBE_EV_TP	3
-
 /* Kernel stack captured for the probe record that precedes it. */
 struct ktrack_rec_stack {
 	__u32 probe_id;
@@ -156,7 +154,6 @@ struct ktrack_rec_stack {
 #define KTRACK_MAX_BUF_PAGES	4096	/* per CPU: 16 MiB with 4 KiB pages */
 #define KTRACK_DEFAULT_BUF_PAGES 256	/* per CPU: 1 MiB */
 #define KTRACK_MAX_PID_FILTER	8
-
 /* Session configuration, set while stopped (EBUSY while running). */
 struct ktrack_config {
 	__u32 size;
@@ -193,7 +190,6 @@ struct ktrack_stats {
 #define KTRACK_STATE_IDLE	0	/* configured, never started */
 #define KTRACK_STATE_RUNNING	1
 #define KTRACK_STATE_STOPPED	2
-
 /* Named sessions (ktrackctl session create|list|destroy, -s NAME). */
 struct ktrack_session_req {
 	__u32 size;
@@ -238,7 +234,6 @@ struct ktrack_ring_ctrl {
 #define KTRACK_IOC_SESSION_ATTACH  _IOW(KTRACK_IOC_MAGIC, 0x08, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_DESTROY _IOW(KTRACK_IOC_MAGIC, 0x09, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_LIST	 _IOWR(KTRACK_IOC_MAGIC, 0x0a, struct ktrack_session_list)
-
 /* read(2), write(2) and poll(2) on a session fd: docs/UAPI.md. */
 #define KTRACK_MARKER_MAX	4000
 #define KTRACK_DEFAULT_SESSION	"default"
@@ -261,15 +256,14 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_MAX_ARG	6	/* $arg1..$arg6 (x86-64 registers) */
 #define KTRACK_FETCH_NAME_MAX	24
 #define KTRACK_FETCH_FAULT	0xff	/* fill byte of a faulted slot */
-
 /* desc.kind (KTRACK_PROBE_*) and desc.flags (KTRACK_PROBE_F_*) */
 #define KTRACK_PROBE_KPROBE	1	/* p: SYM+OFFS or ADDR */
 #define KTRACK_PROBE_KRETPROBE	2	/* r: SYM */
 #define KTRACK_PROBE_FUNCS	3	/* f: funcs list, entry and/or exit */
 #define KTRACK_PROBE_TRACEPOINT	4	/* t: symbol = event name */
+#define KTRACK_PROBE_EVENT	5	/* e: symbol = "SUBSYS/EVENT", a trace event */
 #define KTRACK_PROBE_F_ENTRY	(1U << 0)	/* f: record entries */
 #define KTRACK_PROBE_F_EXIT	(1U << 1)	/* f: record exits */
-
 /* Fetch sources (ktrack_probe_fetch.src). */
 #define KTRACK_FETCH_SRC_ARG	1	/* param = 1..KTRACK_FETCH_MAX_ARG */
 #define KTRACK_FETCH_SRC_REG	2	/* param = byte offset in struct pt_regs */
@@ -279,8 +273,8 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_SRC_IMM	6	/* param (an address for @SYM) */
 #define KTRACK_FETCH_SRC_DURATION 7	/* exits only: ns since entry */
 #define KTRACK_FETCH_SRC_CPU	8
-#define KTRACK_FETCH_SRC_MAX	8
-
+#define KTRACK_FETCH_SRC_FIELD	9	/* e: param = offset of a field in the event's record */
+#define KTRACK_FETCH_SRC_MAX	9
 /* Fetch types (ktrack_probe_fetch.type, size gives the width) and flags (.flags). */
 #define KTRACK_FETCH_T_U	1
 #define KTRACK_FETCH_T_S	2
@@ -290,7 +284,8 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_T_SYMBOL	6	/* size 8, printed as sym+off */
 #define KTRACK_FETCH_T_MAX	6
 #define KTRACK_FETCH_F_USER	(1U << 0)	/* dereferences read user memory */
-
+#define KTRACK_FETCH_F_DATA_LOC	(1U << 1)	/* SRC_FIELD: a __data_loc field */
+#define KTRACK_FETCH_F_REL_LOC	(1U << 2)	/* SRC_FIELD: a __rel_loc field */
 /* One fetch: a source, up to nderef dereferences, a type (docs/UAPI.md). */
 struct ktrack_probe_fetch {
 	char name[KTRACK_FETCH_NAME_MAX];	/* field name for decoders */
@@ -370,10 +365,10 @@ struct ktrack_probe_desc {
 #define KTRACK_MECH_FPROBE	3	/* 6.12+: one fprobe for all functions */
 #define KTRACK_MECH_KPROBE_FTRACE 4	/* no fprobe: kprobes (ftrace) + kretprobes per function */
 #define KTRACK_MECH_TRACEPOINT	5
+#define KTRACK_MECH_PERF_EVENT	6	/* e: a kernel perf event per CPU */
 #define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
 #define KTRACK_PROBE_ST_ARMED	 2
 #define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */
-
 /* Add a probe; errors beyond EINVAL say why it cannot arm (docs/UAPI.md). */
 struct ktrack_probe_add {
 	__u32 size;
@@ -385,7 +380,6 @@ struct ktrack_probe_add {
 	__u32 __pad;
 };
 #define KTRACK_PROBE_DEL_ALL	(1U << 0)
-
 /* Delete by id (non-zero), else by name, or every probe of the session. */
 struct ktrack_probe_del {
 	__u32 size;
@@ -444,7 +438,6 @@ struct ktrack_probe_get {
 #define KTRACK_OBJ_SYM_MAX	128	/* symbol names, NUL included */
 #define KTRACK_OBJ_FUNCS_MAX	4096	/* bytes of the function list */
 #define KTRACK_OBJ_MAX_OFFSET	65536	/* watched/derived field offsets */
-
 /* One watched value: 'size' bytes at 'offset' from the object start. */
 struct ktrack_obj_watch {
 	__u32 offset;
@@ -452,7 +445,6 @@ struct ktrack_obj_watch {
 	__u16 flags;		/* KTRACK_OBJ_WATCH_* */
 };
 #define KTRACK_OBJ_WATCH_SIGNED	(1U << 0)	/* sign-extend (for display) */
-
 /* ktrack_obj_config.flags */
 #define KTRACK_OBJF_CHANGES_ONLY (1U << 0)	/* record a hit only on a change */
 #define KTRACK_OBJF_API		(1U << 1)	/* accept ktrack_obj_track() */
@@ -460,7 +452,6 @@ struct ktrack_obj_watch {
 #define KTRACK_OBJF_NO_FREE	(1U << 3)	/* do not hook kfree/kmem_cache_free */
 #define KTRACK_OBJF_FUNC_ADDRS	(1U << 4)	/* functions_ptr: ktrack_obj_func[] */
 #define KTRACK_OBJF_ALL		0x1fU
-
 /* KTRACK_OBJF_FUNC_ADDRS: the function set resolved in userspace (docs/UAPI.md). */
 #define KTRACK_OBJ_MAX_FUNC_ADDRS 65536	/* entries per configuration */
 #define KTRACK_OBJ_MAX_MASKS	16	/* distinct arg_mask values */
@@ -512,14 +503,12 @@ struct ktrack_obj_addr {
 	__u64 hits;		/* out: hits of that life (query) */
 };
 #define KTRACK_OBJ_ADDR_ALL	(1U << 0)
-
 /* Why an object was not tracked (stats.dropped[]). */
 #define KTRACK_OBJ_DROP_FULL	 0	/* table full (max_objects) */
 #define KTRACK_OBJ_DROP_DUP	 1	/* address already tracked */
 #define KTRACK_OBJ_DROP_BADPTR	 2	/* NULL, ERR_PTR or unreadable pointer */
 #define KTRACK_OBJ_DROP_BUSY	 3	/* table lock busy under NMI or in the hook */
 #define KTRACK_OBJ_DROP_MAX	 8
-
 /* Why a life ended (rec_obj_untrack.reason, stats.untracked[]). */
 #define KTRACK_OBJ_END_FREE	  0	/* kfree / kmem_cache_free */
 #define KTRACK_OBJ_END_DESTRUCTOR 1	/* the configured destructor */
@@ -553,7 +542,6 @@ struct ktrack_obj_stats {
 #define KTRACK_IOC_OBJ_DISABLE	  _IO(KTRACK_IOC_MAGIC, 0x35)
 #define KTRACK_IOC_OBJ_GET_STATS  _IOWR(KTRACK_IOC_MAGIC, 0x36, struct ktrack_obj_stats)
 #define KTRACK_IOC_OBJ_QUERY	  _IOWR(KTRACK_IOC_MAGIC, 0x37, struct ktrack_obj_addr)
-
 /* KTRACK_REC_OBJ_HIT: a tracked object entered a hooked function. */
 struct ktrack_rec_obj_hit {
 	__u64 obj;		/* object address */
@@ -572,7 +560,6 @@ struct ktrack_rec_obj_hit {
 };
 #define KTRACK_OBJ_HITF_CHANGED	(1U << 0)	/* values differ from previous hit */
 #define KTRACK_OBJ_HITF_PREV	(1U << 1)	/* prev_* are valid */
-
 /* KTRACK_REC_OBJ_TRACK: a life begins. */
 struct ktrack_rec_obj_track {
 	__u64 obj;

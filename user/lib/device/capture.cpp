@@ -48,7 +48,15 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
   if (!opts_.pids.empty()) config_.pids = opts_.pids;
   if (!opts_.cpus.empty()) {
     config_.cpu_mask = 0;
-    for (uint32_t c : opts_.cpus) config_.cpu_mask |= 1ull << c;
+    for (uint32_t c : opts_.cpus) {
+      // the session's CPU mask is 64 bits (struct ktrack_config)
+      if (c >= 64)
+        throw UsageError(
+            fmt::format("CPU {} cannot be selected: sessions record CPUs 0..63 by mask (leave out "
+                        "-C to record every CPU, and filter the views with -C)",
+                        c));
+      config_.cpu_mask |= 1ull << c;
+    }
   }
   if (change) session_->configure(config_);
 

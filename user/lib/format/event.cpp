@@ -175,7 +175,8 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
       ev.ip = p.ip;
       ev.parent_ip = p.parent_ip;
       ev.fault_mask = p.fault_mask;
-      ev.has_ip = true;
+      // an e probe's record names no function: its probe names the event
+      ev.has_ip = !(p.event == KTRACK_PROBE_EV_TP && p.ip == 0);
       ev.data = payload.subspan(fixed, std::min<size_t>(p.data_len, payload.size() - fixed));
     } else {
       ev.data = {};

@@ -17,7 +17,7 @@ bool looks_like_probe_spec(const std::string &s) {
   size_t i = 1;
   if (s[0] == 'r')
     while (i < s.size() && std::isdigit((unsigned char)s[i])) i++;
-  if (!std::strchr("prft", s[0])) return false;
+  if (!std::strchr("prfte", s[0])) return false;
   return i < s.size() && (s[i] == ' ' || s[i] == ':');
 }
 

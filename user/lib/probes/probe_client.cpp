@@ -36,6 +36,8 @@ std::string target_of(const ProbeSpec &s) {
     case ProbeKind::kTracepoint:
       return (s.module.empty() ? "" : s.module + ":") +
              (s.subsys.empty() ? s.event : s.subsys + "/" + s.event);
+    case ProbeKind::kEvent:
+      return (s.module.empty() ? "" : s.module + ":") + s.subsys + "/" + s.event;
     default:
       if (s.symbol.empty()) return fmt::format("0x{:x}", s.addr);
       return (s.module.empty() ? "" : s.module + ":") + s.symbol +
@@ -61,6 +63,11 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
         spec.name, t);
   switch (err) {
     case ENOENT:
+      if (spec.kind == ProbeKind::kEvent)
+        return fmt::format(
+            "cannot add probe '{}': no trace event {} in this kernel (see ktrackctl events, or "
+            "/sys/kernel/tracing/events)",
+            spec.name, t);
       return spec.kind == ProbeKind::kTracepoint
                  ? fmt::format(
                        "cannot add probe '{}': no tracepoint {} in this kernel or its loaded modules (see "

@@ -7,9 +7,10 @@
 //   r[MAXACTIVE][:[GROUP/]NAME] [MOD:]SYM [FETCHARGS] [if COND]
 //   f[:[GROUP/]NAME] GLOB|SYM,SYM,...[%return|%both] [FETCHARGS] [if COND]
 //   t[:[GROUP/]NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]
+//   e[:[GROUP/]NAME] SUBSYS/EVENT [FETCHARGS] [if COND]   (a trace event's fields)
 //   FETCHARG: [NAME=]FETCH[:TYPE] | BTF-EXPR[:TYPE] | $$args | $arg*
 //   FETCH: $argN $retval $duration $stackN $stack $comm $cpu %REG @SYM[+-OFF]
-//          @ADDR +|-[u]OFFS(FETCH) \IMM
+//          @ADDR +|-[u]OFFS(FETCH) \IMM, and $FIELD (e: a field of the event)
 //   TYPE: u8..u64 s8..s64 x8..x64 string ustring symbol, TYPE[N]
 #pragma once
 
@@ -21,6 +22,7 @@
 
 #include <uapi/ktrack.h>
 
+#include "host/event_format.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -38,7 +40,7 @@ class SpecError : public UsageError {
   std::string message_;
 };
 
-enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint };
+enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint, kEvent };
 
 struct FetchArg {
   std::string name;
@@ -54,6 +56,7 @@ struct FetchArg {
   std::string symbol;     // @SYM: resolved into param
   std::string btf_expr;   // a BTF name expression, resolved later
   bool all_args = false;  // $$args, expanded by BTF resolution
+  std::string field;      // e: $FIELD, resolved against the event's format
 };
 
 struct FilterInsn {
@@ -77,7 +80,7 @@ struct ProbeSpec {
   std::vector<std::string> funcs;
   bool entry = true;
   bool exit = false;
-  // t
+  // t, e
   std::string subsys;
   std::string event;
   std::vector<FetchArg> args;
@@ -113,6 +116,10 @@ class SymbolSource {
   // Is module 'name' loaded?  (A MOD: tracepoint of a module that is not
   // stays pending, unchecked.)  By default: no.
   virtual bool module_loaded(const std::string &) { return false; }
+  // The format of trace event SUBSYS/EVENT (e probes); nullopt when unknown.
+  virtual std::optional<EventFormat> event_format(const std::string &, const std::string &) {
+    return std::nullopt;
+  }
 };
 
 class KallsymsIndex;
@@ -128,6 +135,7 @@ class SystemSymbols : public SymbolSource {
   std::vector<std::string> aliases(const std::string &name) override;
   std::vector<std::string> tracepoint_names() override;
   bool module_loaded(const std::string &name) override;
+  std::optional<EventFormat> event_format(const std::string &subsys, const std::string &event) override;
 
  private:
   const KallsymsIndex &kallsyms();

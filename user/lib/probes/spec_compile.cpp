@@ -44,10 +44,15 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
     case ProbeKind::kTracepoint:
       d.kind = KTRACK_PROBE_TRACEPOINT;
       break;
+    case ProbeKind::kEvent:
+      d.kind = KTRACK_PROBE_EVENT;
+      break;
   }
   std::snprintf(d.name, sizeof(d.name), "%s", spec.name.c_str());
   std::snprintf(d.module, sizeof(d.module), "%s", spec.module.c_str());
-  const std::string &sym = spec.kind == ProbeKind::kTracepoint ? spec.event : spec.symbol;
+  const std::string sym = spec.kind == ProbeKind::kTracepoint ? spec.event
+                          : spec.kind == ProbeKind::kEvent    ? spec.subsys + "/" + spec.event
+                                                              : spec.symbol;
   std::snprintf(d.symbol, sizeof(d.symbol), "%s", sym.c_str());
   d.addr = spec.addr;
   d.offset = spec.offset;

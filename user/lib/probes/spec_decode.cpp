@@ -141,6 +141,8 @@ const char *mechanism_name(uint32_t m) {
       return "kprobe+kretprobe (ftrace)";
     case KTRACK_MECH_TRACEPOINT:
       return "tracepoint";
+    case KTRACK_MECH_PERF_EVENT:
+      return "perf event";
     default:
       return "unknown";
   }
@@ -169,6 +171,8 @@ const char *probe_kind_name(uint32_t k) {
       return "f";
     case KTRACK_PROBE_TRACEPOINT:
       return "t";
+    case KTRACK_PROBE_EVENT:
+      return "e";
     default:
       return "?";
   }

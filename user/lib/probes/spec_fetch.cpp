@@ -84,6 +84,16 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     std::string v = s.substr(1);
     if (v == "arg*" || v == "$args")
       err(pos, fmt::format("{} stands alone: it cannot be dereferenced or named", s));
+    if (s_.kind == ProbeKind::kEvent && v != "comm" && v != "cpu") {
+      // e: every other $NAME is a field of the event (checked against its
+      // format when the spec is resolved)
+      if (!is_ident(v))
+        err(pos, "an e probe reads the event's fields: $FIELD (ktrackctl events SUBSYS/EVENT lists them)");
+      a.src = KTRACK_FETCH_SRC_FIELD;
+      a.field = v;
+      if (depth == 0 && a.name.empty()) a.name = v;
+      return;
+    }
     if (v == "stack") {  // ftrace's stack pointer: the sp register
       if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no stack registers: use $argN");
       a.src = KTRACK_FETCH_SRC_REG;
@@ -150,6 +160,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   }
   if (c == '%') {
     if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no registers: use $argN");
+    if (s_.kind == ProbeKind::kEvent) err(pos, "e probes have no registers: use $FIELD");
     if (s_.kind == ProbeKind::kFuncs)
       err(pos, "f probes have no registers (fprobe saves only some): use $argN, $stackN or $retval");
     std::string r = s.substr(1);
@@ -190,6 +201,8 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     return;
   }
   // A BTF name expression: IDENT(->IDENT|.IDENT)*
+  if (s_.kind == ProbeKind::kEvent)
+    err(pos, fmt::format("an e probe reads the event's fields as $FIELD: write ${}", s));
   refuse_args_at_offset(pos, "argument names");
   size_t k = 0;
   while (k < s.size()) {

@@ -80,6 +80,7 @@ void Parser::run() {
         break;
       }
       case ProbeKind::kTracepoint:
+      case ProbeKind::kEvent:
         n = std::isdigit((unsigned char)s_.event[0]) ? "t_" + s_.event : s_.event;  // a C identifier
         break;
     }
@@ -106,8 +107,13 @@ void Parser::parse_head(const Tok &tok) {
     case 't':
       s_.kind = ProbeKind::kTracepoint;
       break;
+    case 'e':
+      s_.kind = ProbeKind::kEvent;
+      break;
     default:
-      err(tok.pos, "unknown probe type: expected p (kprobe), r (return), f (functions) or t (tracepoint)");
+      err(tok.pos,
+          "unknown probe type: expected p (kprobe), r (return), f (functions), t (tracepoint) or e "
+          "(event fields)");
   }
   size_t digits = i;
   while (i < h.size() && std::isdigit((unsigned char)h[i])) i++;
@@ -147,8 +153,8 @@ void Parser::parse_head(const Tok &tok) {
 void Parser::parse_target(const Tok &tok) {
   const std::string &x = tok.str;
   target_pos_ = tok.pos;
-  if (s_.kind == ProbeKind::kTracepoint) {
-    // [MOD:][SUBSYS/]EVENT
+  if (s_.kind == ProbeKind::kTracepoint || s_.kind == ProbeKind::kEvent) {
+    // [MOD:][SUBSYS/]EVENT (e: the system is required)
     std::string t = x;
     size_t base = 0;
     size_t colon = t.find(':');
@@ -176,6 +182,10 @@ void Parser::parse_target(const Tok &tok) {
     if (!tp_word(ev))
       err(tok.pos + base + (slash == std::string::npos ? 0 : slash + 1), "bad tracepoint event name");
     if (ev.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos + base, "event name is too long");
+    if (s_.kind == ProbeKind::kEvent) {
+      if (slash == std::string::npos) err(tok.pos + base, "an e probe names its event as SUBSYS/EVENT");
+      if (t.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos + base, "event name is too long");
+    }
     s_.subsys = sub;
     s_.event = ev;
     return;
@@ -306,7 +316,8 @@ ProbeSpec parse_probe_spec(const std::string &text) {
   bool btf = std::any_of(spec.args.begin(), spec.args.end(),
                          [](const FetchArg &a) { return a.all_args || !a.btf_expr.empty(); });
   // with BTF names the field types are known only after resolution
-  if (!spec.filter.empty() && !btf) compile_filter(spec);
+  // e: and with fields, after the event's format is read (resolve_symbols)
+  if (!spec.filter.empty() && !btf && spec.kind != ProbeKind::kEvent) compile_filter(spec);
   return spec;
 }
 

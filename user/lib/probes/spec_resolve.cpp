@@ -16,6 +16,105 @@ namespace ktrack {
 
 using spec_detail::fail;
 
+// ---- e probes: fields ----------------------------------------------------------
+
+namespace {
+
+bool is_string_type(const FetchArg &a) {
+  return a.type == KTRACK_FETCH_T_STRING || a.type == KTRACK_FETCH_T_USTRING;
+}
+
+// One $FIELD: where it lies in the event's record (param), how to read it
+// (the leading dereference loads the field itself), its type.
+void resolve_field(const ProbeSpec &spec, const EventFormat &ef, FetchArg &a) {
+  const std::string &t = spec.text;
+  const EventField *f = ef.find(a.field);
+  if (!f)
+    fail(t, a.pos,
+         fmt::format("{}/{} has no field '{}'; its fields: {}", spec.subsys, spec.event, a.field,
+                     ef.field_names()));
+  a.param = f->offset;
+  bool str = a.type_given && is_string_type(a);
+  if (f->is_dynamic) {  // __data_loc / __rel_loc: the data lies later in the record
+    if (!f->is_string)
+      fail(t, a.pos, fmt::format("'{}' is a dynamic array ({}): only strings are read", a.field, f->type));
+    if (!a.deref.empty())
+      fail(t, a.pos, fmt::format("'{}' is a string in the record: it cannot be dereferenced", a.field));
+    if (a.type_given && a.type != KTRACK_FETCH_T_STRING)
+      fail(t, a.pos,
+           fmt::format("'{}' is a string in the record ({}): use :string or no type", a.field, f->type));
+    a.flags |= f->is_relative ? KTRACK_FETCH_F_REL_LOC : KTRACK_FETCH_F_DATA_LOC;
+    a.type = KTRACK_FETCH_T_STRING;
+    a.size = 1;
+    return;
+  }
+  if (f->is_array) {
+    if (!a.deref.empty())
+      fail(t, a.pos, fmt::format("'{}' is an array ({}): it cannot be dereferenced", a.field, f->type));
+    if (f->is_string && (!a.type_given || a.type == KTRACK_FETCH_T_STRING)) {  // char[N], read in place
+      a.type = KTRACK_FETCH_T_STRING;
+      a.size = 1;
+      return;
+    }
+    if (str) fail(t, a.pos, fmt::format("'{}' is {}: not a string", a.field, f->type));
+    if (!a.type_given) {
+      if (f->elem_size != 1 && f->elem_size != 2 && f->elem_size != 4 && f->elem_size != 8)
+        fail(t, a.pos,
+             fmt::format("'{}' is {}: elements of {} bytes cannot be read", a.field, f->type, f->elem_size));
+      a.type = f->is_signed ? KTRACK_FETCH_T_S : KTRACK_FETCH_T_U;
+      a.size = (uint8_t)f->elem_size;
+    }
+    a.count = (uint16_t)std::min<uint32_t>(f->size / a.size, KTRACK_FETCH_MAX_ARRAY);
+    a.deref = {0};
+    return;
+  }
+  if (!a.deref.empty() || (str && f->is_pointer)) {  // follow the pointer the field holds
+    if (!f->is_pointer && f->size != sizeof(uint64_t))
+      fail(t, a.pos, fmt::format("'{}' is {}: only a pointer can be dereferenced", a.field, f->type));
+    if (a.deref.empty()) a.deref = {0};  // the string at the pointer itself
+    a.deref.insert(a.deref.begin(), 0);
+    if (a.deref.size() > KTRACK_FETCH_MAX_DEREF)
+      fail(t, a.pos,
+           fmt::format("dereference is nested too deep (max {} levels)", KTRACK_FETCH_MAX_DEREF - 1));
+    return;  // typed as written, x64 by default
+  }
+  if (str)
+    fail(t, a.pos,
+         fmt::format("'{}' is {}: not a string (strings are char arrays, __data_loc char[] and pointers)",
+                     a.field, f->type));
+  if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
+    fail(t, a.pos,
+         fmt::format("'{}' is {} of {} bytes: it cannot be read as a number", a.field, f->type, f->size));
+  if (!a.type_given) {
+    a.type = f->is_pointer ? KTRACK_FETCH_T_X : f->is_signed ? KTRACK_FETCH_T_S : KTRACK_FETCH_T_U;
+    a.size = (uint8_t)f->size;
+  } else if (a.size * a.count > f->size) {
+    fail(t, a.pos,
+         fmt::format("'{}' is {} ({} bytes): a {}-byte type does not fit it", a.field, f->type, f->size,
+                     a.size * a.count));
+  }
+  a.deref = {0};
+}
+
+void resolve_fields(ProbeSpec &spec, SymbolSource &syms, size_t target_pos) {
+  auto ef = syms.event_format(spec.subsys, spec.event);
+  if (!ef) {
+    if (!spec.module.empty())
+      fail(spec.text, target_pos,
+           fmt::format(
+               "no event {}/{}: an e probe reads the event's format, so module {} must be loaded first "
+               "(t {}:{}/{} waits for it)",
+               spec.subsys, spec.event, spec.module, spec.module, spec.subsys, spec.event));
+    fail(spec.text, target_pos,
+         fmt::format("no trace event {}/{} (ktrackctl events lists them)", spec.subsys, spec.event));
+  }
+  for (auto &a : spec.args)
+    if (a.src == KTRACK_FETCH_SRC_FIELD) resolve_field(spec, *ef, a);
+  if (!spec.filter.empty()) compile_filter(spec);
+}
+
+}  // namespace
+
 // ---- symbol resolution -------------------------------------------------------
 
 namespace {
@@ -114,6 +213,7 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
     spec.funcs.assign(picked.begin(), picked.end());
   }
   if (spec.kind == ProbeKind::kTracepoint) resolve_tracepoint(spec, syms, target_pos());
+  if (spec.kind == ProbeKind::kEvent) resolve_fields(spec, syms, target_pos());
   for (auto &a : spec.args) {
     if (a.symbol.empty()) continue;
     auto addrs = syms.lookup("", a.symbol);

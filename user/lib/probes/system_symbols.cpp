@@ -34,6 +34,10 @@ std::vector<std::string> SystemSymbols::filter_functions() {
   return funcs_;
 }
 
+std::optional<EventFormat> SystemSymbols::event_format(const std::string &subsys, const std::string &event) {
+  return read_event_format(subsys, event);
+}
+
 bool SystemSymbols::tracepoint_exists(const std::string &subsys, const std::string &event) {
   return tracefs_event_exists(subsys, event);
 }

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe_event.c - e probes: a trace event's own record, as its
+ * TP_fast_assign filled it, read field by field (ftrace's eprobes).
+ *
+ * The event is found by "SUBSYS/EVENT" with trace_get_event_file() and
+ * followed through one kernel perf event per online CPU
+ * (PERF_TYPE_TRACEPOINT, PERF_SAMPLE_RAW, period 1): perf builds the
+ * event's record as for 'perf record -e SUBSYS:EVENT' and hands it to the
+ * overflow handler below, where KTRACK_FETCH_SRC_FIELD fetches read it at
+ * the offsets of the event's format file.  Syscall events work the same
+ * way.  Like perf, an armed e probe holds a reference on the module that
+ * defines its event: 'rmmod' of that module fails with EBUSY until the
+ * probe is removed.  CPUs that come online after arming are not followed.
+ */
+#include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+
+#include "probe_internal.h"
+
+static notrace void kt_event_handler(struct perf_event *event, struct perf_sample_data *data,
+				     struct pt_regs *regs)
+{
+	struct kt_probe *p = event->overflow_handler_context;
+	struct kt_fetch_ctx ctx = { };
+
+	if (!data->raw)
+		return;
+	ctx.raw = data->raw->frag.data;
+	ctx.raw_size = data->raw->frag.size;
+	/* no ip: the probe names its event */
+	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, 0, 0);
+}
+NOKPROBE_SYMBOL(kt_event_handler);
+
+/* "SUBSYS/EVENT" to the event's type id, checking its module for MOD:. */
+static int kt_event_lookup(struct kt_probe *p)
+{
+	char system[KTRACK_PROBE_SYM_MAX], *event;
+	struct trace_event_file *file;
+	struct trace_event_call *call;
+	int ret = 0;
+
+	strscpy(system, p->symbol, sizeof(system));
+	event = strchr(system, '/');
+	if (!event)
+		return -EINVAL;
+	*event++ = '\0';
+	file = trace_get_event_file(NULL, system, event);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+	call = file->event_call;
+	if (p->module[0]) {
+		const struct module *mod = (call->flags & TRACE_EVENT_FL_DYNAMIC) ?
+					   NULL : call->module;
+
+		if (!mod || strcmp(mod->name, p->module))
+			ret = -ENOENT;
+	}
+	p->event_id = call->event.type;
+	trace_put_event_file(file);
+	return ret;
+}
+
+static void kt_event_release(struct kt_probe *p)
+{
+	unsigned int cpu;
+
+	if (!p->pevents)
+		return;
+	for_each_possible_cpu(cpu)
+		if (p->pevents[cpu])
+			perf_event_release_kernel(p->pevents[cpu]);
+	kfree(p->pevents);
+	p->pevents = NULL;
+}
+
+static int kt_event_arm(struct kt_probe *p)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_RAW,
+		.wakeup_events = 1,
+	};
+	unsigned int cpu;
+	int ret;
+
+	ret = kt_event_lookup(p);
+	if (ret)
+		return ret;
+	attr.config = p->event_id;
+	p->pevents = kcalloc(nr_cpu_ids, sizeof(*p->pevents), GFP_KERNEL);
+	if (!p->pevents)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct perf_event *ev;
+
+		ev = perf_event_create_kernel_counter(&attr, cpu, NULL, kt_event_handler, p);
+		if (IS_ERR(ev)) {
+			ret = PTR_ERR(ev);
+			break;
+		}
+		p->pevents[cpu] = ev;
+	}
+	cpus_read_unlock();
+	if (ret) {
+		kt_event_release(p);
+		/* a module event whose module is going: as if not there */
+		return ret == -EBUSY ? -ENOENT : ret;
+	}
+	return 0;
+}
+
+/*
+ * perf_event_release_kernel() takes the event off its CPU's list with an
+ * IPI, which may land while a handler runs on that CPU (handlers run with
+ * preemption, not interrupts, off): the handler may still be using the
+ * probe when this returns.  kt_event_sync() waits for it.
+ */
+static void kt_event_disarm(struct kt_probe *p)
+{
+	kt_event_release(p);
+}
+
+/* Every tracepoint handler, perf's included, runs inside an RCU section. */
+static void kt_event_sync(void)
+{
+	tracepoint_synchronize_unregister();
+}
+
+/* A module's event holds the module while armed: no in_module, no gone. */
+const struct kt_probe_ops kt_event_ops = {
+	.mechanism = KTRACK_MECH_PERF_EVENT,
+	.wait_module = true,
+	.arm = kt_event_arm,
+	.disarm = kt_event_disarm,
+	.sync_disarm = kt_event_sync,
+};
