@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * probe_internal.h - shared by the probe engine's files:
- *   probe.c         ioctls, the probe registry, module notifier, lifecycle
+ *   probe.c         ioctls, the probe registry, lifecycle
+ *   probe_module.c  MOD: targets and the module notifier
  *   probe_desc.c    validation of a description blob into a struct kt_probe
  *   probe_fetch.c   fetch engine, filter VM, record emission (handler side)
  *   probe_kprobe.c  kprobe / kretprobe attach (p, r, and f without fprobe)
@@ -215,7 +216,16 @@ extern struct mutex kt_probe_lock;
 extern struct list_head kt_probes;
 struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name);
 u64 kt_kernel_missed(struct kt_probe *p);
+/* Attach and detach through the probe's ops, lockdown checked (probe.c). */
+bool kt_locked_down(const struct kt_probe *p);
+int kt_arm(struct kt_probe *p);
+void kt_disarm(struct kt_probe *p, u32 new_state);
+/* Probes and modules (probe_module.c), under kt_probe_lock but the notifier. */
+bool kt_module_loaded(const char *name);
+int kt_add_modglob(struct kt_probe *p);
 void kt_module_going_locked(struct module *mod, const struct kt_probe_ops *ops);
+int kt_module_notifier_register(void);
+void kt_module_notifier_unregister(void);
 /* The read-only ioctls (probe_query.c). */
 long kt_ioctl_list(struct ktrack_session *s, void __user *arg);
 long kt_ioctl_get(struct ktrack_session *s, void __user *arg);

@@ -65,7 +65,7 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
     case ENOENT:
       if (spec.kind == ProbeKind::kEvent)
         return fmt::format(
-            "cannot add probe '{}': no trace event {} in this kernel (see ktrackctl events, or "
+            "cannot add probe '{}': no trace event {} in this kernel (see "
             "/sys/kernel/tracing/events)",
             spec.name, t);
       return spec.kind == ProbeKind::kTracepoint

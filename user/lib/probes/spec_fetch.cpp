@@ -88,7 +88,8 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       // e: every other $NAME is a field of the event (checked against its
       // format when the spec is resolved)
       if (!is_ident(v))
-        err(pos, "an e probe reads the event's fields: $FIELD (ktrackctl events SUBSYS/EVENT lists them)");
+        err(pos,
+            "an e probe reads the event's fields: $FIELD (listed in events/SUBSYS/EVENT/format of tracefs)");
       a.src = KTRACK_FETCH_SRC_FIELD;
       a.field = v;
       if (depth == 0 && a.name.empty()) a.name = v;

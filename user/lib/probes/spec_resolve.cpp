@@ -106,7 +106,8 @@ void resolve_fields(ProbeSpec &spec, SymbolSource &syms, size_t target_pos) {
                "(t {}:{}/{} waits for it)",
                spec.subsys, spec.event, spec.module, spec.module, spec.subsys, spec.event));
     fail(spec.text, target_pos,
-         fmt::format("no trace event {}/{} (ktrackctl events lists them)", spec.subsys, spec.event));
+         fmt::format("no trace event {}/{}{} (see /sys/kernel/tracing/events)", spec.subsys, spec.event,
+                     did_you_mean(closest_names(spec.subsys + "/" + spec.event, syms.tracepoint_names()))));
   }
   for (auto &a : spec.args)
     if (a.src == KTRACK_FETCH_SRC_FIELD) resolve_field(spec, *ef, a);
