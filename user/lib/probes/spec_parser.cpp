@@ -150,26 +150,29 @@ void Parser::parse_head(const Tok &tok) {
   s_.name_given = true;
 }
 
+// A target's MOD: prefix (p, r, f, t, e): sets s_.module ('-' read as '_',
+// as modprobe does) and returns where the rest starts; 0 without one.
+size_t Parser::parse_module(const std::string &x, size_t pos) {
+  size_t colon = x.find(':');
+  if (colon == std::string::npos) return 0;
+  std::string mod = x.substr(0, colon);
+  if (mod.empty()) err(pos, "missing module name before ':'");
+  for (size_t k = 0; k < mod.size(); k++)
+    if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
+      err(pos + k, "bad character in the module name");
+  if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(pos, "module name is too long");
+  std::replace(mod.begin(), mod.end(), '-', '_');
+  s_.module = mod;
+  return colon + 1;
+}
+
 void Parser::parse_target(const Tok &tok) {
   const std::string &x = tok.str;
   target_pos_ = tok.pos;
   if (s_.kind == ProbeKind::kTracepoint || s_.kind == ProbeKind::kEvent) {
     // [MOD:][SUBSYS/]EVENT (e: the system is required)
-    std::string t = x;
-    size_t base = 0;
-    size_t colon = t.find(':');
-    if (colon != std::string::npos) {
-      std::string mod = t.substr(0, colon);
-      if (mod.empty()) err(tok.pos, "missing module name before ':'");
-      for (size_t k = 0; k < mod.size(); k++)
-        if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
-          err(tok.pos + k, "bad character in the module name");
-      if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "module name is too long");
-      std::replace(mod.begin(), mod.end(), '-', '_');
-      s_.module = mod;
-      base = colon + 1;
-      t = t.substr(base);
-    }
+    size_t base = parse_module(x, tok.pos);
+    std::string t = x.substr(base);
     size_t slash = t.find('/');
     std::string sub = slash == std::string::npos ? "" : t.substr(0, slash);
     std::string ev = slash == std::string::npos ? t : t.substr(slash + 1);
@@ -205,21 +208,9 @@ void Parser::parse_target(const Tok &tok) {
       }
       list = list.substr(0, pct);
     }
-    size_t start = 0;
     // MOD:GLOB[,GLOB...]: the globs are matched in the kernel against that
     // module's functions when it loads (or now, when it is loaded).
-    size_t colon = list.find(':');
-    if (colon != std::string::npos) {
-      std::string mod = list.substr(0, colon);
-      if (mod.empty()) err(tok.pos, "missing module name before ':'");
-      for (size_t k = 0; k < mod.size(); k++)
-        if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
-          err(tok.pos + k, "bad character in the module name");
-      if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "module name is too long");
-      std::replace(mod.begin(), mod.end(), '-', '_');
-      s_.module = mod;
-      start = colon + 1;
-    }
+    size_t start = parse_module(list, tok.pos);
     while (true) {
       size_t comma = list.find(',', start);
       std::string pat = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
@@ -264,18 +255,9 @@ void Parser::parse_target(const Tok &tok) {
       s_.kind = ProbeKind::kKretprobe;
     }
   }
-  size_t colon = rest.find(':');
-  if (colon != std::string::npos) {
-    std::string mod = rest.substr(0, colon);
-    if (mod.empty()) err(tok.pos, "missing module name before ':'");
-    for (size_t k = 0; k < mod.size(); k++)
-      if (!std::isalnum((unsigned char)mod[k]) && mod[k] != '_' && mod[k] != '-')
-        err(tok.pos + k, "bad character in the module name");
-    if (mod.size() >= KTRACK_PROBE_MOD_MAX) err(tok.pos, "module name is too long");
-    std::replace(mod.begin(), mod.end(), '-', '_');
-    s_.module = mod;
-    base = colon + 1;
-    rest = rest.substr(colon + 1);
+  if (size_t after = parse_module(rest, tok.pos)) {
+    base = after;
+    rest = rest.substr(after);
   }
   size_t plus = rest.find_first_of("+-");
   std::string sym = rest.substr(0, plus);

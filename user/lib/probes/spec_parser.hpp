@@ -79,6 +79,7 @@ class Parser {
   [[noreturn]] void err(size_t pos, const std::string &m) { fail(t_, pos, m); }
   void parse_head(const Tok &tok);
   void parse_target(const Tok &tok);
+  size_t parse_module(const std::string &x, size_t pos);
   void parse_arg(const Tok &tok, size_t index);
   void parse_fetch(const std::string &s, size_t pos, FetchArg &a, int depth);
   void parse_type(const std::string &s, size_t pos, FetchArg &a);
