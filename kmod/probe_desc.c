@@ -76,10 +76,11 @@ static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 	/*
 	 * An e probe's field is in the event's own record, as perf hands it
 	 * out: reading it (one dereference, or a string in place) is not a
-	 * kernel read; following a pointer found there is.
+	 * kernel read; following a pointer found there is, but to a user
+	 * string (two dereferences, :ustring).
 	 */
 	if (f->src == KTRACK_FETCH_SRC_FIELD)
-		return f->nderef > 1 && !(f->flags & KTRACK_FETCH_F_USER);
+		return f->nderef > 2 || (f->nderef == 2 && f->type != KTRACK_FETCH_T_USTRING);
 	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
 		return true;
 	return f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM;
@@ -174,8 +175,14 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 			return -EINVAL;
 		break;
 	case KTRACK_FETCH_SRC_FIELD:
-		/* trace event records are at most a few KiB (u16 offsets) */
-		if (!is_event || f->param < 0 || f->param > U16_MAX)
+		/*
+		 * Trace event records are at most a few KiB (u16 offsets).  The
+		 * first read is the field itself, in the record (deref 0, not
+		 * user memory), and a field's address alone is no value.
+		 */
+		if (!is_event || f->param < 0 || f->param > U16_MAX ||
+		    (f->flags & KTRACK_FETCH_F_USER) || (f->nderef && f->deref[0]) ||
+		    (!f->nderef && f->type != KTRACK_FETCH_T_STRING))
 			return -EINVAL;
 		break;
 	default:

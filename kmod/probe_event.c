@@ -15,6 +15,7 @@
  */
 #include <linux/cpumask.h>
 #include <linux/err.h>
+#include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -38,33 +39,36 @@ static notrace void kt_event_handler(struct perf_event *event, struct perf_sampl
 }
 NOKPROBE_SYMBOL(kt_event_handler);
 
-/* "SUBSYS/EVENT" to the event's type id, checking its module for MOD:. */
-static int kt_event_lookup(struct kt_probe *p)
+/*
+ * "SUBSYS/EVENT" to its event file, held (so the module or dynamic event
+ * behind it stays until the counters hold it in turn), checking its module
+ * for MOD:.  A module still in its init is treated as not there yet: its
+ * init may fail, and a failed init frees the module whatever references
+ * it, so e probes on its events are armed once it is LIVE (probe_module.c).
+ */
+static struct trace_event_file *kt_event_file(struct kt_probe *p)
 {
 	char system[KTRACK_PROBE_SYM_MAX], *event;
 	struct trace_event_file *file;
 	struct trace_event_call *call;
-	int ret = 0;
+	const struct module *mod;
 
 	strscpy(system, p->symbol, sizeof(system));
 	event = strchr(system, '/');
 	if (!event)
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	*event++ = '\0';
 	file = trace_get_event_file(NULL, system, event);
 	if (IS_ERR(file))
-		return PTR_ERR(file) == -EINVAL ? -ENOENT : PTR_ERR(file);
+		return PTR_ERR(file) == -EINVAL ? ERR_PTR(-ENOENT) : file;
 	call = file->event_call;
-	if (p->module[0]) {
-		const struct module *mod = (call->flags & TRACE_EVENT_FL_DYNAMIC) ?
-					   NULL : call->module;
-
-		if (!mod || strcmp(mod->name, p->module))
-			ret = -ENOENT;
+	mod = (call->flags & TRACE_EVENT_FL_DYNAMIC) ? NULL : call->module;
+	if ((p->module[0] && (!mod || strcmp(mod->name, p->module))) ||
+	    (mod && READ_ONCE(mod->state) != MODULE_STATE_LIVE)) {
+		trace_put_event_file(file);
+		return ERR_PTR(-ENOENT);
 	}
-	p->event_id = call->event.type;
-	trace_put_event_file(file);
-	return ret;
+	return file;
 }
 
 static void kt_event_release(struct kt_probe *p)
@@ -80,6 +84,12 @@ static void kt_event_release(struct kt_probe *p)
 	p->pevents = NULL;
 }
 
+/*
+ * One counter per online CPU, without the CPU hotplug lock: perf takes it
+ * itself when the first counter enables the tracepoint (taking it around
+ * would nest it under event_mutex, against the kernel's order).  A CPU
+ * going offline meanwhile is skipped.
+ */
 static int kt_event_arm(struct kt_probe *p)
 {
 	struct perf_event_attr attr = {
@@ -89,34 +99,41 @@ static int kt_event_arm(struct kt_probe *p)
 		.sample_type = PERF_SAMPLE_RAW,
 		.wakeup_events = 1,
 	};
+	struct trace_event_file *file;
 	unsigned int cpu;
-	int ret;
+	int ret = 0;
 
-	ret = kt_event_lookup(p);
-	if (ret)
-		return ret;
+	file = kt_event_file(p);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	p->event_id = file->event_call->event.type;
 	attr.config = p->event_id;
 	p->pevents = kcalloc(nr_cpu_ids, sizeof(*p->pevents), GFP_KERNEL);
-	if (!p->pevents)
-		return -ENOMEM;
-	cpus_read_lock();
+	if (!p->pevents) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for_each_online_cpu(cpu) {
 		struct perf_event *ev;
 
 		ev = perf_event_create_kernel_counter(&attr, cpu, NULL, kt_event_handler, p);
 		if (IS_ERR(ev)) {
+			if (PTR_ERR(ev) == -ENODEV)
+				continue;
 			ret = PTR_ERR(ev);
 			break;
 		}
 		p->pevents[cpu] = ev;
 	}
-	cpus_read_unlock();
 	if (ret) {
 		kt_event_release(p);
 		/* a module event whose module is going: as if not there */
-		return ret == -EBUSY ? -ENOENT : ret;
+		if (ret == -EBUSY)
+			ret = -ENOENT;
 	}
-	return 0;
+out:
+	trace_put_event_file(file);
+	return ret;
 }
 
 /*

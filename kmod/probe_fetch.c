@@ -95,17 +95,20 @@ NOKPROBE_SYMBOL(kt_read_str);
  * Where an e probe's field lives in the event's record: the field itself,
  * or, for a __data_loc / __rel_loc field, the data its u32 locates (length
  * in the high half, offset in the low half; relative to the end of the
- * field for __rel_loc).  0, which every read refuses, when it lies
- * outside the record.
+ * field for __rel_loc), with in *room the bytes of the record (or of the
+ * located data) from there on.  0 when it lies outside the record.
  */
-static notrace unsigned long kt_field(const struct kt_fetch *f, const struct kt_fetch_ctx *c)
+static notrace unsigned long kt_field(const struct kt_fetch *f, const struct kt_fetch_ctx *c,
+				      u32 *room)
 {
 	u32 off = f->param, loc, start, len;
 
 	if (!c->raw || off >= c->raw_size)
 		return 0;
-	if (!(f->flags & (KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC)))
+	if (!(f->flags & (KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC))) {
+		*room = c->raw_size - off;
 		return (unsigned long)(c->raw + off);
+	}
 	if (c->raw_size - off < sizeof(loc))
 		return 0;
 	memcpy(&loc, c->raw + off, sizeof(loc));
@@ -113,6 +116,7 @@ static notrace unsigned long kt_field(const struct kt_fetch *f, const struct kt_
 	len = loc >> 16;
 	if (start >= c->raw_size || len > c->raw_size - start)
 		return 0;
+	*room = len;
 	return (unsigned long)(c->raw + start);
 }
 NOKPROBE_SYMBOL(kt_field);
@@ -134,8 +138,6 @@ static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt
 		return f->param;
 	case KTRACK_FETCH_SRC_CPU:
 		return raw_smp_processor_id();
-	case KTRACK_FETCH_SRC_FIELD:
-		return kt_field(f, c);
 	default:
 		return 0;
 	}
@@ -152,6 +154,7 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 	bool user = f->flags & KTRACK_FETCH_F_USER;
 	u8 *slot = data + f->slot;
 	unsigned long val, addr;
+	u32 field_room = 0;
 	unsigned int i;
 
 	if (f->src == KTRACK_FETCH_SRC_COMM) {
@@ -163,7 +166,18 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 		*dyn += n;
 		return true;
 	}
-	val = kt_source(f, c);
+	if (f->src == KTRACK_FETCH_SRC_FIELD) {
+		/*
+		 * The first read stays inside the event's record: the field
+		 * (validation makes its offset 0), the pointer it holds, or a
+		 * string in place, bounded below.
+		 */
+		val = kt_field(f, c, &field_room);
+		if (!val || (f->nderef && field_room < (f->nderef > 1 ? sizeof(val) : f->slot_len)))
+			goto fault;
+	} else {
+		val = kt_source(f, c);
+	}
 	for (i = 0; i + 1 < f->nderef; i++) {
 		if (kt_read(&val, val + f->deref[i], sizeof(val), user))
 			goto fault;
@@ -176,6 +190,8 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 
 		if (f->type == KTRACK_FETCH_T_USTRING)
 			user = true;
+		if (f->src == KTRACK_FETCH_SRC_FIELD && !f->nderef)
+			room = min_t(u32, room, field_room + 1);
 		if (room < 2) {
 			*(u32 *)slot = *dyn << 16;
 			return true;

@@ -102,6 +102,9 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 {
 	int ret;
 
+	/* e: a module's events are followed once it is LIVE (probe_event.c) */
+	if (p->ops == &kt_event_ops)
+		return;
 	if (p->mod_glob) {
 		/* f MOD:GLOB: its module only, init functions included */
 		if (p->state == KTRACK_PROBE_ST_ARMED || strcmp(p->module, mod->name))
@@ -155,10 +158,17 @@ static void kt_module_going(struct kt_probe *p, struct module *mod)
  * LIVE: the module's init text is freed, and the kprobes core has killed
  * the kprobes in it (its notifier runs before ours).  A probe left with no
  * live attach point is disarmed rather than reported ARMED; a MOD:SYM one
- * is armed again when its module next comes.
+ * is armed again when its module next comes.  e probes on the module's
+ * events arm here, once its init can no longer fail.
  */
 static void kt_module_live(struct kt_probe *p, struct module *mod)
 {
+	if (p->ops == &kt_event_ops) {
+		if (p->state != KTRACK_PROBE_ST_ARMED && !strcmp(p->module, mod->name) &&
+		    kt_arm(p))
+			pr_warn("probe %s: cannot arm on the events of %s\n", p->name, mod->name);
+		return;
+	}
 	if (p->mod_glob) {
 		/*
 		 * f MOD:GLOB with init functions: armed again on the core

@@ -328,6 +328,44 @@ TEST_F(desc, tracepoint_arg6_is_einval)
 	free(t);
 }
 
+/*
+ * An e probe's fields are read from the event's record and nowhere else
+ * (review of the e probes): the first read is the field itself, at offset
+ * 0 (a deref[0] elsewhere would read any kernel address, under lockdown
+ * too), never user memory, and a field's address alone is no value.
+ */
+TEST_F(desc, event_field_reads_stay_in_the_record)
+{
+	struct ktrack_probe_fetch *f;
+	struct ktrack_probe_desc *d;
+	size_t len = 0;
+	void *e;
+
+	e = pt_compile("e:ef sched/sched_switch p=$prev_pid", NULL, &len, self->out,
+		       sizeof(self->out));
+	ASSERT_NE(NULL, e) TH_LOG("%s", self->out);
+	d = e;
+	f = FETCH(d, (unsigned char *)e, 0);
+	ASSERT_EQ(KTRACK_FETCH_SRC_FIELD, f->src);
+	ASSERT_EQ(1, f->nderef);
+	f->deref[0] = (__s32)0x81000000;	/* the review's trigger */
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, e, len, NULL));
+	f->deref[0] = 0;
+	f->flags = KTRACK_FETCH_F_USER;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, e, len, NULL));
+	f->flags = 0;
+	f->nderef = 0;				/* the record's address as a number */
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, e, len, NULL));
+	f->nderef = 1;
+	f->src = KTRACK_FETCH_SRC_ARG;		/* e probes have no arguments */
+	f->param = 1;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, e, len, NULL));
+	f->src = KTRACK_FETCH_SRC_FIELD;
+	f->param = 24;
+	EXPECT_EQ(0, pt_add_blob(self->fd, e, len, NULL));
+	free(e);
+}
+
 TEST_F(desc, del_and_list_requests_are_validated)
 {
 	struct ktrack_probe_del del = { .size = sizeof(del) };

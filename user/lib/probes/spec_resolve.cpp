@@ -34,6 +34,10 @@ void resolve_field(const ProbeSpec &spec, const EventFormat &ef, FetchArg &a) {
          fmt::format("{}/{} has no field '{}'; its fields: {}", spec.subsys, spec.event, a.field,
                      ef.field_names()));
   a.param = f->offset;
+  if (a.flags & KTRACK_FETCH_F_USER)
+    fail(t, a.pos,
+         "a field is read from the event's record: +uOFFS() cannot start at one (:ustring reads a user "
+         "string)");
   bool str = a.type_given && is_string_type(a);
   if (f->is_dynamic) {  // __data_loc / __rel_loc: the data lies later in the record
     if (!f->is_string)
