@@ -148,6 +148,23 @@ const BadSpec kBad[] = {
     {"p vfs_read a=%di:ustring", "ustring", "a register holds no string"},
 };
 
+// Each spec parses, and resolving it is refused with a message containing msg.
+struct Refusal {
+  const char *spec, *msg;
+};
+template <size_t N>
+void expect_refusals(SymbolSource &syms, const Refusal (&cases)[N]) {
+  for (const auto &c : cases) {
+    auto s = parse_probe_spec(c.spec);
+    try {
+      resolve_symbols(s, syms);
+      ADD_FAILURE() << c.spec;
+    } catch (const SpecError &e) {
+      EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
+    }
+  }
+}
+
 }  // namespace
 
 // At an offset, registers, the stack and memory are still there.
@@ -244,23 +261,13 @@ TEST(ProbeSpec, ResolveSymbolsGlobsAndUniqueness) {
   auto alias = parse_probe_spec("f __x64_sys_read");
   resolve_symbols(alias, syms);
   EXPECT_EQ((std::vector<std::string>{"vfs_fsync"}), alias.funcs);
-  struct Case {
-    const char *spec, *msg;
-  } bad[] = {{"p nosuch", "symbol not found"},
-             {"p dup_sym", "is not unique"},
-             {"f nomatch_*", "no traceable function matches"},
-             {"f not_traceable", "not a function ftrace can attach to"},
-             {"t sched/nosuch", "no such tracepoint"},
-             {"p vfs_read @nosuch", "symbol not found"}};
-  for (const auto &c : bad) {
-    auto s = parse_probe_spec(c.spec);
-    try {
-      resolve_symbols(s, syms);
-      ADD_FAILURE() << c.spec;
-    } catch (const SpecError &e) {
-      EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
-    }
-  }
+  const Refusal bad[] = {{"p nosuch", "symbol not found"},
+                         {"p dup_sym", "is not unique"},
+                         {"f nomatch_*", "no traceable function matches"},
+                         {"f not_traceable", "not a function ftrace can attach to"},
+                         {"t sched/nosuch", "no such tracepoint"},
+                         {"p vfs_read @nosuch", "symbol not found"}};
+  expect_refusals(syms, bad);
 }
 
 // t [MOD:][SUBSYS/]EVENT: a module's tracepoint, pending when the module is
@@ -297,23 +304,13 @@ TEST(ProbeSpec, ModuleTracepoints) {
   auto plain = parse_probe_spec("t mydrv/mydrv_done");
   EXPECT_NO_THROW(resolve_symbols(plain, syms));
   EXPECT_EQ("mydrv_done", plain.name);
-  struct Case {
-    const char *spec, *msg;
-  } bad[] = {
+  const Refusal bad[] = {
       {"t mydrv/mydrv_dome", "no such tracepoint: mydrv/mydrv_dome (did you mean mydrv/mydrv_done"},
       {"t mydrv_strat", "(did you mean mydrv/mydrv_start?)"},
       {"t sched_swich", "did you mean sched/sched_switch?"},
       {"t totally/unrelated_name", "no such tracepoint: totally/unrelated_name (is its module loaded?"},
       {"t mydrv:mydrv/mydrv_stop", "module mydrv has no tracepoint mydrv/mydrv_stop"}};
-  for (const auto &c : bad) {
-    auto s = parse_probe_spec(c.spec);
-    try {
-      resolve_symbols(s, syms);
-      ADD_FAILURE() << c.spec;
-    } catch (const SpecError &e) {
-      EXPECT_NE(std::string::npos, e.message().find(c.msg)) << c.spec << ": " << e.message();
-    }
-  }
+  expect_refusals(syms, bad);
   auto nine = parse_probe_spec("t 9pnet:9p/9p_client_req");
   EXPECT_EQ("9p", nine.subsys);
   EXPECT_EQ("9p_client_req", nine.event);
