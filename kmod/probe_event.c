@@ -157,6 +157,7 @@ static void kt_event_sync(void)
 const struct kt_probe_ops kt_event_ops = {
 	.mechanism = KTRACK_MECH_PERF_EVENT,
 	.wait_module = true,
+	.arm_at_live = true,
 	.arm = kt_event_arm,
 	.disarm = kt_event_disarm,
 	.sync_disarm = kt_event_sync,

@@ -84,11 +84,13 @@ struct kt_probe;
  *   gone       how many the kernel has killed under us, KT_IN_* (NULL: it
  *              never does, or we cannot tell)
  * 'mechanism' is the KTRACK_MECH_* reported to userspace; 'wait_module'
- * says a MOD:SYM target whose module is not loaded yet stays pending.
+ * says a MOD:SYM target whose module is not loaded yet stays pending;
+ * 'arm_at_live' that it arms when that module is LIVE, not COMING.
  */
 struct kt_probe_ops {
 	u32 mechanism;
 	bool wait_module;
+	bool arm_at_live;
 	int (*arm)(struct kt_probe *p);
 	void (*disarm)(struct kt_probe *p);
 	u64 (*missed)(struct kt_probe *p);

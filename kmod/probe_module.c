@@ -103,7 +103,7 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 	int ret;
 
 	/* e: a module's events are followed once it is LIVE (probe_event.c) */
-	if (p->ops == &kt_event_ops)
+	if (p->ops->arm_at_live)
 		return;
 	if (p->mod_glob) {
 		/* f MOD:GLOB: its module only, init functions included */
@@ -163,7 +163,7 @@ static void kt_module_going(struct kt_probe *p, struct module *mod)
  */
 static void kt_module_live(struct kt_probe *p, struct module *mod)
 {
-	if (p->ops == &kt_event_ops) {
+	if (p->ops->arm_at_live) {
 		if (p->state != KTRACK_PROBE_ST_ARMED && !strcmp(p->module, mod->name) &&
 		    kt_arm(p))
 			pr_warn("probe %s: cannot arm on the events of %s\n", p->name, mod->name);
