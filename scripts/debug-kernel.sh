@@ -7,7 +7,8 @@
 # lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, kmemleak, DEBUG_OBJECTS, UBSAN,
 # fault injection; 9p over virtio built in).  The result is cached under
 # build/cache/debug-kernel/KEY, KEY being a hash of the source package
-# version, the fragment and this script, kept outside the work tree in
+# version, the fragment, Debian's config and $recipe (bump it when the
+# build steps below change), kept outside the work tree in
 # $KTRACK_DEBUG_CACHE (default ~/.cache/ktrack/debug-kernel, so a fresh
 # clone on the same machine does not rebuild it: the build takes about an
 # hour), and installed like the Debian kernels:
@@ -22,6 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KTRACK_CACHE:-$root/build/cache}
 frag=$root/tests/debug/debug.config
 die() { echo "debug-kernel: $*" >&2; exit 1; }
+recipe=2
 
 [ -f "$cache/kernels.list" ] || "$root/scripts/setup.sh" >&2
 tarball=$(ls /usr/src/linux-source-6.12.tar.xz 2>/dev/null) || die "linux-source-6.12 is not installed (make setup)"
@@ -29,7 +31,7 @@ srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 rel612=$(awk '$1 == "6.12" {print $2}' "$cache/kernels.list")
 debcfg=/usr/src/linux-headers-$rel612/.config
 [ -f "$debcfg" ] || die "Debian's 6.12 config $debcfg is missing (make setup)"
-key=$( (echo "$srcver"; cat "$frag" "$0" "$debcfg") | sha256sum | cut -c1-12)
+key=$( (echo "$srcver $recipe"; cat "$frag" "$debcfg") | sha256sum | cut -c1-12)
 dir=${KTRACK_DEBUG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ktrack/debug-kernel}/$key
 src=$dir/src
 
@@ -38,27 +40,34 @@ if [ ! -f "$dir/release" ]; then
 		command -v $tool >/dev/null || die "$tool is missing (make setup)"
 	done
 	start=$(date +%s)
-	rm -rf "$dir"
-	mkdir -p "$src"
-	echo "debug-kernel: extracting linux-source $srcver into ${dir#"$root"/}" >&2
-	tar -xaf "$tarball" -C "$src" --strip-components=1
-	# Debian's config, without its modules: =m becomes "not set".
-	sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' "$debcfg" >"$src/.config"
-	(cd "$src" && scripts/kconfig/merge_config.sh -m .config "$frag" >/dev/null &&
-		make -s olddefconfig)
-	# Every line of the fragment must have taken effect.
-	missing=0
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=*) grep -qxF "$line" "$src/.config" || { echo "debug-kernel: not applied: $line" >&2; missing=1; } ;;
-		"# CONFIG_"*" is not set") grep -qxF "$line" "$src/.config" || ! grep -q "^${line:2:-11}=" "$src/.config" ||
-			{ echo "debug-kernel: not applied: $line" >&2; missing=1; } ;;
-		esac
-	done <"$frag"
-	((missing == 0)) || die "the fragment does not apply to this source; fix tests/debug/debug.config"
-	for opt in KPROBES KRETPROBES FPROBE DYNAMIC_FTRACE_WITH_ARGS DEBUG_INFO_BTF KASAN PROVE_LOCKING; do
-		grep -q "^CONFIG_$opt=y" "$src/.config" || die "CONFIG_$opt is not set in the debug config"
-	done
+	# An interrupted build resumes: the tree is configured once
+	# ($dir/configured) and make picks up where it stopped.
+	if [ ! -f "$dir/configured" ]; then
+		rm -rf "$dir"
+		mkdir -p "$src"
+		echo "debug-kernel: extracting linux-source $srcver into ${dir#"$root"/}" >&2
+		tar -xaf "$tarball" -C "$src" --strip-components=1
+		# Debian's config, without its modules: =m becomes "not set".
+		sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' "$debcfg" >"$src/.config"
+		(cd "$src" && scripts/kconfig/merge_config.sh -m .config "$frag" >/dev/null &&
+			make -s olddefconfig)
+		# Every line of the fragment must have taken effect.
+		missing=0
+		while IFS= read -r line; do
+			case $line in
+			CONFIG_*=*) grep -qxF "$line" "$src/.config" || { echo "debug-kernel: not applied: $line" >&2; missing=1; } ;;
+			"# CONFIG_"*" is not set") grep -qxF "$line" "$src/.config" || ! grep -q "^${line:2:-11}=" "$src/.config" ||
+				{ echo "debug-kernel: not applied: $line" >&2; missing=1; } ;;
+			esac
+		done <"$frag"
+		((missing == 0)) || die "the fragment does not apply to this source; fix tests/debug/debug.config"
+		for opt in KPROBES KRETPROBES FPROBE DYNAMIC_FTRACE_WITH_ARGS DEBUG_INFO_BTF KASAN PROVE_LOCKING; do
+			grep -q "^CONFIG_$opt=y" "$src/.config" || die "CONFIG_$opt is not set in the debug config"
+		done
+		touch "$dir/configured"
+	else
+		echo "debug-kernel: resuming the build in ${dir#"$root"/}" >&2
+	fi
 	echo "debug-kernel: building with make -j$(nproc) (about an hour on 2 cores)" >&2
 	(cd "$src" && nice -n 19 make -s -j"$(nproc)" all) >"$dir/build.log" 2>&1 ||
 		{ tail -n 30 "$dir/build.log" >&2; die "the build failed (log: $dir/build.log)"; }
