@@ -413,7 +413,12 @@ int ktrack_probe_init(void)
 	ret = kt_module_notifier_register();
 	if (ret)
 		goto tp;
+	ret = kt_event_init();
+	if (ret)
+		goto notifier;
 	return 0;
+notifier:
+	kt_module_notifier_unregister();
 tp:
 	kt_tp_exit();
 fetch:
@@ -423,6 +428,7 @@ fetch:
 
 void ktrack_probe_exit(void)
 {
+	kt_event_exit();
 	kt_module_notifier_unregister();
 	kt_tp_exit();
 	kt_fetch_exit();

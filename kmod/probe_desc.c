@@ -79,6 +79,9 @@ static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 	 * kernel read; following a pointer found there is, but to a user
 	 * string (two dereferences, :ustring).
 	 */
+	if (f->src == KTRACK_FETCH_SRC_FIELD && (f->flags & KTRACK_FETCH_F_BY_NAME) &&
+	    f->type == KTRACK_FETCH_T_STRING)
+		return true;	/* it may turn out to be a pointer, followed */
 	if (f->src == KTRACK_FETCH_SRC_FIELD)
 		return f->nderef > 2 || (f->nderef == 2 && f->type != KTRACK_FETCH_T_USTRING);
 	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
@@ -93,15 +96,21 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 		       (p->kind == KTRACK_PROBE_FUNCS && (p->flags & KTRACK_PROBE_F_EXIT));
 	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT && p->kind != KTRACK_PROBE_EVENT;
 	bool is_event = p->kind == KTRACK_PROBE_EVENT;
-	u16 all_flags = KTRACK_FETCH_F_USER | KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC;
+	u16 all_flags = KTRACK_FETCH_F_USER | KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC |
+			KTRACK_FETCH_F_BY_NAME;
+	u16 loc_flags = KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC;
 	unsigned int i;
 
 	if (!kt_sym_ok(uf->name, sizeof(uf->name), false))
 		return -EINVAL;
 	if (uf->nderef > KTRACK_FETCH_MAX_DEREF || uf->flags & ~all_flags)
 		return -EINVAL;
-	/* a field is either a __data_loc or a __rel_loc, and only an e probe's */
-	if ((uf->flags & KTRACK_FETCH_F_DATA_LOC) && (uf->flags & KTRACK_FETCH_F_REL_LOC))
+	/*
+	 * A field is either a __data_loc or a __rel_loc, and only an e
+	 * probe's; one found by name is whatever its layout says.
+	 */
+	if ((uf->flags & loc_flags) == loc_flags ||
+	    ((uf->flags & KTRACK_FETCH_F_BY_NAME) && (uf->flags & loc_flags)))
 		return -EINVAL;
 	if ((uf->flags & ~KTRACK_FETCH_F_USER) && uf->src != KTRACK_FETCH_SRC_FIELD)
 		return -EINVAL;
@@ -181,12 +190,43 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 		 * user memory), and a field's address alone is no value.
 		 */
 		if (!is_event || f->param < 0 || f->param > U16_MAX ||
-		    (f->flags & KTRACK_FETCH_F_USER) || (f->nderef && f->deref[0]) ||
-		    (!f->nderef && f->type != KTRACK_FETCH_T_STRING))
+		    (f->flags & KTRACK_FETCH_F_USER) || (f->nderef && f->deref[0]))
 			return -EINVAL;
+		/*
+		 * By name, a string has no dereference (its layout decides
+		 * how it is read), a number at least the field's own.
+		 */
+		if (f->flags & KTRACK_FETCH_F_BY_NAME) {
+			if (kt_is_string(f) ? f->nderef != 0 : !f->nderef)
+				return -EINVAL;
+			f->name_off = f->param;
+		} else if (!f->nderef && f->type != KTRACK_FETCH_T_STRING) {
+			return -EINVAL;
+		}
 		break;
 	default:
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Fields found by name: each name a NUL-terminated string in strtab. */
+static int kt_check_field_names(const struct kt_probe *p)
+{
+	u16 i;
+
+	for (i = 0; i < p->nr_fetch; i++) {
+		const struct kt_fetch *f = &p->fetch[i];
+		u32 room;
+
+		if (!(f->flags & KTRACK_FETCH_F_BY_NAME))
+			continue;
+		if (f->name_off >= p->strtab_len)
+			return -EINVAL;
+		room = p->strtab_len - f->name_off;
+		if (!p->strtab[f->name_off] ||
+		    strnlen(p->strtab + f->name_off, room) >= min_t(u32, room, KT_FIELD_NAME_MAX))
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -480,6 +520,9 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	p->strtab = (const char *)desc + d->strtab_off;
 	p->strtab_len = d->strtab_len;
 	ret = kt_check_filter(p);
+	if (ret)
+		goto err;
+	ret = kt_check_field_names(p);
 	if (ret)
 		goto err;
 	if (d->kind == KTRACK_PROBE_FUNCS) {

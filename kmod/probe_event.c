@@ -9,9 +9,15 @@
  * event's record as for 'perf record -e SUBSYS:EVENT' and hands it to the
  * overflow handler below, where KTRACK_FETCH_SRC_FIELD fetches read it at
  * the offsets of the event's format file.  Syscall events work the same
- * way.  Like perf, an armed e probe holds a reference on the module that
- * defines its event: 'rmmod' of that module fails with EBUSY until the
- * probe is removed.  CPUs that come online after arming are not followed.
+ * way.  CPUs that come online after arming are not followed.
+ *
+ * A module's event: perf takes a reference on the module per counter, so
+ * that 'rmmod' would fail with EBUSY while the probe is armed.  ktrack's
+ * probes follow their module instead (disarmed when it goes, armed again
+ * when it comes back, as t probes are): the references are given back once
+ * the counters exist and taken again just before they are released, and a
+ * module notifier that runs before the trace events' own releases the
+ * counters of a going module while its events still exist.
  */
 #include <linux/cpumask.h>
 #include <linux/err.h>
@@ -77,11 +83,17 @@ static void kt_event_release(struct kt_probe *p)
 
 	if (!p->pevents)
 		return;
-	for_each_possible_cpu(cpu)
-		if (p->pevents[cpu])
-			perf_event_release_kernel(p->pevents[cpu]);
+	for_each_possible_cpu(cpu) {
+		if (!p->pevents[cpu])
+			continue;
+		/* the reference perf will put (given back at arm) */
+		if (p->event_mod)
+			__module_get(p->event_mod);
+		perf_event_release_kernel(p->pevents[cpu]);
+	}
 	kfree(p->pevents);
 	p->pevents = NULL;
+	p->event_mod = NULL;
 }
 
 /*
@@ -106,6 +118,9 @@ static int kt_event_arm(struct kt_probe *p)
 	file = kt_event_file(p);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
+	ret = kt_event_resolve_fields(p, file->event_call);
+	if (ret)
+		goto out;
 	p->event_id = file->event_call->event.type;
 	attr.config = p->event_id;
 	p->pevents = kcalloc(nr_cpu_ids, sizeof(*p->pevents), GFP_KERNEL);
@@ -130,6 +145,14 @@ static int kt_event_arm(struct kt_probe *p)
 		/* a module event whose module is going: as if not there */
 		if (ret == -EBUSY)
 			ret = -ENOENT;
+		goto out;
+	}
+	/* Each counter holds the module (perf_trace_init()): give it back. */
+	if (!(file->event_call->flags & TRACE_EVENT_FL_DYNAMIC) && file->event_call->module) {
+		p->event_mod = file->event_call->module;
+		for_each_possible_cpu(cpu)
+			if (p->pevents[cpu])
+				module_put(p->event_mod);
 	}
 out:
 	trace_put_event_file(file);
@@ -153,7 +176,11 @@ static void kt_event_sync(void)
 	tracepoint_synchronize_unregister();
 }
 
-/* A module's event holds the module while armed: no in_module, no gone. */
+static int kt_event_in_module(struct kt_probe *p, struct module *mod)
+{
+	return p->event_mod == mod ? KT_IN_ALL : KT_IN_NONE;
+}
+
 const struct kt_probe_ops kt_event_ops = {
 	.mechanism = KTRACK_MECH_PERF_EVENT,
 	.wait_module = true,
@@ -161,4 +188,37 @@ const struct kt_probe_ops kt_event_ops = {
 	.arm = kt_event_arm,
 	.disarm = kt_event_disarm,
 	.sync_disarm = kt_event_sync,
+	.in_module = kt_event_in_module,
 };
+
+/*
+ * GOING, before the trace events' notifier (priority 1) removes the
+ * module's events and before the tracepoints' (0) checks that no probe is
+ * left on them: release the counters of the e probes on its events.  The
+ * module's text and data stay until free_module(), after an RCU grace
+ * period, so a handler still running meanwhile is safe.
+ */
+static int kt_event_module_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	if (action != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&kt_probe_lock);
+	kt_module_going_locked(data, &kt_event_ops);
+	mutex_unlock(&kt_probe_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kt_event_module_nb = {
+	.notifier_call = kt_event_module_notify,
+	.priority = 2,
+};
+
+int kt_event_init(void)
+{
+	return register_module_notifier(&kt_event_module_nb);
+}
+
+void kt_event_exit(void)
+{
+	unregister_module_notifier(&kt_event_module_nb);
+}

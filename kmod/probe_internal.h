@@ -10,6 +10,7 @@
  *   probe_modglob.c f MOD:GLOB: the globs resolved against a coming module
  *   probe_tp.c      tracepoint attach (t)
  *   probe_event.c   trace event records through perf (e)
+ *   probe_event_fields.c  e fields named before their module loads
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
@@ -40,6 +41,7 @@ struct kt_fetch {
 	s32 deref[KTRACK_FETCH_MAX_DEREF];
 	u16 slot;		/* offset of its slot in data[] */
 	u16 slot_len;		/* bytes of the slot */
+	u16 name_off;		/* KTRACK_FETCH_F_BY_NAME: the field's name in strtab */
 };
 
 /* One attach point of a kprobe-based probe. */
@@ -104,6 +106,8 @@ struct kt_probe_ops {
  * pointer and 5 more register arguments (a 6th would be on the stack).
  */
 #define KT_TP_NR_ARGS	5
+/* longest event field name a probe may give (KTRACK_FETCH_F_BY_NAME) */
+#define KT_FIELD_NAME_MAX	64
 
 #define KT_IN_NONE	0
 #define KT_IN_SOME	1
@@ -121,6 +125,11 @@ int kt_tp_init(void);
 void kt_tp_exit(void);
 /* probe_event.c: e */
 extern const struct kt_probe_ops kt_event_ops;
+int kt_event_init(void);
+void kt_event_exit(void);
+/* probe_event_fields.c */
+struct trace_event_call;
+int kt_event_resolve_fields(struct kt_probe *p, struct trace_event_call *call);
 
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
@@ -170,6 +179,7 @@ struct kt_probe {
 	struct tracepoint *tp;
 	struct perf_event **pevents;	/* e: per CPU, nr_cpu_ids */
 	u64 event_id;			/* e: the event's type (perf config) */
+	struct module *event_mod;	/* e, while armed: the module of its event */
 
 	u64 missed_acc;			/* kernel-side misses of past arms */
 	struct kt_probe_stats __percpu *stats;

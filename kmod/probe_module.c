@@ -164,7 +164,10 @@ static void kt_module_going(struct kt_probe *p, struct module *mod)
 static void kt_module_live(struct kt_probe *p, struct module *mod)
 {
 	if (p->ops->arm_at_live) {
-		if (p->state != KTRACK_PROBE_ST_ARMED && !strcmp(p->module, mod->name) &&
+		/* by MOD:, or without it on the events of a module that went */
+		if (p->state != KTRACK_PROBE_ST_ARMED &&
+		    (p->module[0] ? !strcmp(p->module, mod->name) :
+				    !strcmp(p->gone_module, mod->name)) &&
 		    kt_arm(p))
 			pr_warn("probe %s: cannot arm on the events of %s\n", p->name, mod->name);
 		return;

@@ -24,6 +24,7 @@
 #define KTRACK_FEAT_MODULE_EVENTS (1ULL << 10)	/* KTRACK_REC_MODULE(_SYMS) */
 #define KTRACK_FEAT_FUNCS_MODULE (1ULL << 11)	/* f MOD:GLOB, resolved at the module's load */
 #define KTRACK_FEAT_EVENT_PROBE	(1ULL << 12)	/* e probes: a trace event's fields */
+#define KTRACK_FEAT_EVENT_BY_NAME (1ULL << 13)	/* KTRACK_FETCH_F_BY_NAME: e probes on modules not loaded */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -286,6 +287,13 @@ struct ktrack_ring_ctrl {
 #define KTRACK_FETCH_F_USER	(1U << 0)	/* dereferences read user memory */
 #define KTRACK_FETCH_F_DATA_LOC	(1U << 1)	/* SRC_FIELD: a __data_loc field */
 #define KTRACK_FETCH_F_REL_LOC	(1U << 2)	/* SRC_FIELD: a __rel_loc field */
+/*
+ * SRC_FIELD of an event whose module is not loaded yet: param is the offset
+ * in strtab of the field's name, found in the event's layout each time the
+ * probe arms.  The type is the caller's (a string: no dereference given;
+ * the kernel reads __data_loc, char[N] or a pointer as the field is).
+ */
+#define KTRACK_FETCH_F_BY_NAME	(1U << 3)
 /* One fetch: a source, up to nderef dereferences, a type (docs/UAPI.md). */
 struct ktrack_probe_fetch {
 	char name[KTRACK_FETCH_NAME_MAX];	/* field name for decoders */

@@ -151,5 +151,5 @@ expect_fail ":string on a number is refused" 1 'not a string' \
 expect_fail "registers and \$argN are refused" 1 'e probes have no registers' \
 	"$K" probe compile 'e sched/sched_switch x=%ax'
 expect_fail "a module event whose module is not loaded is refused with the way out" 1 \
-	'must be loaded first' "$K" probe compile 'e nosuchmod:nosuch/event x=$a'
+	"give 'a' a type" "$K" probe compile 'e nosuchmod:nosuch/event x=$a'
 exit $fail

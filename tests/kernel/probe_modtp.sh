@@ -3,7 +3,11 @@
 # before the module loads is pending, arms at insmod and records the exact
 # arguments of ktrack_test_probe_target's ktrack_tpt events ("tp N"), is
 # disarmed at rmmod and armed again at the next insmod, with exact hit
-# counts; a module unloaded while its tracepoint fires leaves no handler (the
+# counts; e probes on the same events, named before the module loads (typed
+# fields found by name in the module's layout at load, a filter on one, a
+# misfit and a missing field refused in the kernel log), follow the module
+# the same way, and do not keep rmmod from unloading it; a module unloaded
+# while its tracepoint fires leaves no handler (the
 # kernel WARNs on a going module's tracepoint with a probe left: the run
 # fails on it); a Debian module's tracepoints (9pnet's 9p/9p_client_req and
 # 9p_client_res, without MOD:); unknown tracepoints get the closest names.
@@ -68,35 +72,61 @@ fi
 # --- pending, armed, disarmed, re-armed, with exact values ------------------
 check "session create mt" "$K" session create mt
 "$K" trace -s mt "t:th $MOD:ktrack_tpt/ktrack_tpt_hit seq=\$arg1:s32 magic=\$arg2:x64" \
-	"t:td $MOD:ktrack_tpt/ktrack_tpt_done count=\$arg1:u32 sum=\$arg2:s64" >"$T/tr.out" 2>"$T/tr.err" &
+	"t:td $MOD:ktrack_tpt/ktrack_tpt_done count=\$arg1:u32 sum=\$arg2:s64" \
+	"e:eh $MOD:ktrack_tpt/ktrack_tpt_hit seq=\$seq:s32 magic=\$magic:x64" \
+	"e:ed $MOD:ktrack_tpt/ktrack_tpt_done count=\$count:u32 sum=\$sum:s64 if count > 4" \
+	"e:ebad $MOD:ktrack_tpt/ktrack_tpt_hit s=\$seq:u64" \
+	"e:enone $MOD:ktrack_tpt/ktrack_tpt_hit s=\$nosuch:u32" >"$T/tr.out" 2>"$T/tr.err" &
 tr=$!
 wait_line "$T/tr.err" '^tracing'
 check "t MOD:SUBSYS/EVENT before insmod: the probe is pending, and says so" \
 	grep_or_show "^probe th \\(id [0-9]+\\): tracepoint, pending" "$T/tr.err"
 check "... probe list: th pending with 0 hits" is_state th "pending 0"
+check "e MOD:SUBSYS/EVENT with typed fields before insmod: pending too" is_state eh "pending 0"
+dmesg -C
 insmod "$TPT"
 check "insmod: th is armed, 0 hits" is_state th "armed 0"
+check "... eh is armed, its fields found by name in the module's layout" is_state eh "armed 0"
+check "... a field typed wider than it is (int as u64) keeps ebad pending" is_state ebad "pending 0"
+dmesg >"$T/dmesg"
+check "... and the kernel log says why" \
+	grep_or_show "probe ebad: field 'seq' of ktrack_tpt/ktrack_tpt_hit is int \\(4 bytes\\)" "$T/dmesg"
+check "... a field the event lacks keeps enone pending, and says so" \
+	grep_or_show "probe enone: event ktrack_tpt/ktrack_tpt_hit has no field 'nosuch'" "$T/dmesg"
 echo "tp 5" >$PROC
 check "tp 5: th has 5 hits" is_state th "armed 5"
 check "... td has 1 hit" is_state td "armed 1"
-rmmod $MOD
+check "... eh has 5 hits" is_state eh "armed 5"
+check "rmmod succeeds with e probes armed on the module's events" rmmod $MOD
 check "rmmod: th is disarmed, its 5 hits kept" is_state th "disarmed 5"
+check "... eh too" is_state eh "disarmed 5"
 check "... no event of the module is left in tracefs" test ! -e /sys/kernel/tracing/events/ktrack_tpt
 insmod "$TPT"
 check "second insmod: th is armed again" is_state th "armed 5"
+check "... eh too" is_state eh "armed 5"
 echo "tp 3" >$PROC
-check "tp 3: th has 8 hits" is_state th "armed 8"
-check "... td has 2" is_state td "armed 2"
+echo "tp 1" >$PROC
+check "tp 3, tp 1: th has 9 hits" is_state th "armed 9"
+check "... td has 3" is_state td "armed 3"
+check "... eh has 9" is_state eh "armed 9"
+check "... ed has 3 hits, 2 of them filtered out (count > 4 only for tp 5)" \
+	bash -c "[ \"\$('$K' probe list -s mt | awk '\$2 == \"ed\" { for (i = 4; i <= NF; i++) if (\$i == \"armed\") print \$(i + 1), \$(i + 3) }')\" = '3 2' ]"
 kill -INT $tr
 wait $tr
 check "trace exits 0" test $? = 0
 seqs=$(sed -nE 's/.* th: .*seq=(-?[0-9]+) magic=(0x[0-9a-f]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
-want="0 0x1122334455667788 1 0x1122334455667788 2 0x1122334455667788 3 0x1122334455667788 4 0x1122334455667788 0 0x1122334455667788 1 0x1122334455667788 2 0x1122334455667788 "
-check "th recorded seq 0..4 then 0..2, magic 0x1122334455667788 each (8 records)" \
+want="0 0x1122334455667788 1 0x1122334455667788 2 0x1122334455667788 3 0x1122334455667788 4 0x1122334455667788 0 0x1122334455667788 1 0x1122334455667788 2 0x1122334455667788 0 0x1122334455667788 "
+check "th recorded seq 0..4, 0..2, 0, magic 0x1122334455667788 each (9 records)" \
 	bash -c "[ '$seqs' = '$want' ] || { echo 'got: $seqs'; head -20 '$T/tr.out' '$T/tr.err'; exit 1; }"
+eseqs=$(sed -nE 's/.* eh: .*seq=(-?[0-9]+) magic=(0x[0-9a-f]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
+check "eh recorded the same 9 (seq, magic) from the event's own record" \
+	bash -c "[ '$eseqs' = '$want' ] || { echo 'got: $eseqs'; exit 1; }"
 dones=$(sed -nE 's/.* td: .*count=([0-9]+) sum=(-?[0-9]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
-check "td recorded count=5 sum=10, then count=3 sum=3" \
-	bash -c "[ '$dones' = '5 10 3 3 ' ] || { echo 'got: $dones'; exit 1; }"
+check "td recorded count=5 sum=10, count=3 sum=3, count=1 sum=0" \
+	bash -c "[ '$dones' = '5 10 3 3 1 0 ' ] || { echo 'got: $dones'; exit 1; }"
+edones=$(sed -nE 's/.* ed: .*count=([0-9]+) sum=(-?[0-9]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
+check "ed recorded only count=5 sum=10 (its filter, on a field named before load)" \
+	bash -c "[ '$edones' = '5 10 ' ] || { echo 'got: $edones'; exit 1; }"
 
 # --- without MOD: the module's tracepoint is found among loaded modules ------
 "$K" trace -d 30s 't:nm ktrack_tpt/ktrack_tpt_done n=$arg1:u32' >"$T/nm.out" 2>"$T/nm.err" &
@@ -112,6 +142,8 @@ check "... named by the module's __tracepoint_ symbol (the snapshot's)" \
 
 # --- unloaded while it fires ---------------------------------------------------
 "$K" probe add -s mt "t:busy $MOD:ktrack_tpt/ktrack_tpt_hit" >/dev/null
+# an e probe without MOD:, on the loaded module's event (fields from its format)
+"$K" probe add -s mt 'e:ebusy ktrack_tpt/ktrack_tpt_hit $seq $magic' >/dev/null
 (while echo "tp 1000" >$PROC; do :; done) 2>/dev/null &
 writer=$!
 for _ in $(seq 100); do
@@ -126,9 +158,15 @@ h=$(state_hits busy)
 check "... busy is disarmed, with hits ($h)" bash -c "[ '${h% *}' = disarmed ] && [ '${h#* }' -gt 0 ]"
 check "... and no handler stays: tracepoint list of ktrack is clean" \
 	bash -c "! grep -q ktrack_tpt /sys/kernel/tracing/available_events"
+h=$(state_hits ebusy)
+check "... the e probe without MOD: on its event is disarmed too, with hits ($h)" \
+	bash -c "[ '${h% *}' = disarmed ] && [ '${h#* }' -gt 0 ]"
 insmod "$TPT"
 check "... insmod again arms it" bash -c "[ \"\$('$K' probe list -s mt | awk '\$2 == \"busy\"' | grep -c armed)\" = 1 ]"
+check "... and the e probe, by the module it went with" \
+	bash -c "[ \"\$('$K' probe list -s mt | awk '\$2 == \"ebusy\"' | grep -c armed)\" = 1 ]"
 "$K" probe del -s mt busy >/dev/null
+"$K" probe del -s mt ebusy >/dev/null
 
 # --- a Debian module: 9pnet ------------------------------------------------------
 if [ -d /sys/module/9pnet ] && [ -e /sys/kernel/tracing/events/9p/9p_client_req ]; then

@@ -174,8 +174,33 @@ TEST(EventProbe, RefusalsSayWhatToFix) {
   EXPECT_NE(refusal("e sched/sched_switch x=$prev_pid:string").find("not a string"), std::string::npos);
   EXPECT_NE(refusal("e sched/sched_switch x=+8($prev_pid):u64").find("only a pointer"), std::string::npos);
   EXPECT_NE(refusal("e sched/no_such x=$a").find("no trace event sched/no_such"), std::string::npos);
-  EXPECT_NE(refusal("e mymod:my/ev x=$a").find("must be loaded first"), std::string::npos);
+  EXPECT_NE(refusal("e mymod:my/ev x=$a").find("give 'a' a type ($a:u32"), std::string::npos);
+  EXPECT_NE(refusal("e mymod:my/ev x=+8($a):string").find("no dereference"), std::string::npos);
+  EXPECT_NE(refusal("e mymod:my/ev x=+u8($a):u32").find("+uOFFS() cannot start"), std::string::npos);
   EXPECT_THROW(parse_probe_spec("e sched_switch"), SpecError);
   EXPECT_THROW(parse_probe_spec("e sched/sched_switch %ax"), SpecError);
   EXPECT_THROW(parse_probe_spec("e sched/sched_switch prev_pid"), SpecError);
+}
+
+// A module not loaded yet: fields go by name, with the type the user gave;
+// the kernel finds them in the event's layout when the module loads.
+TEST(EventProbe, FieldsOfAModuleNotLoadedGoByName) {
+  ProbeSpec s = resolved("e:h mymod:my/ev seq=$seq:s32 m=$magic:x64 p=+8($ptr):u32 $name:string if seq > 2");
+  ASSERT_EQ(s.args.size(), 4u);
+  for (const auto &a : s.args) EXPECT_TRUE(a.flags & KTRACK_FETCH_F_BY_NAME) << a.name;
+  EXPECT_EQ(s.args[0].deref, (std::vector<int32_t>{0}));
+  EXPECT_EQ(s.args[0].size, 4);
+  EXPECT_EQ(s.args[2].deref, (std::vector<int32_t>{0, 8}));
+  EXPECT_TRUE(s.args[3].deref.empty());  // the kernel picks in place, __data_loc or pointer
+  EXPECT_FALSE(s.program.empty());
+  // the names travel in the string table, each fetch's param pointing at its own
+  auto blob = compile_probe(s);
+  const auto *d = reinterpret_cast<const ktrack_probe_desc *>(blob.data());
+  const auto *f = reinterpret_cast<const ktrack_probe_fetch *>(blob.data() + d->fetch_off);
+  const char *strtab = reinterpret_cast<const char *>(blob.data() + d->strtab_off);
+  ASSERT_GT(d->strtab_len, 0u);
+  EXPECT_STREQ(strtab + f[0].param, "seq");
+  EXPECT_STREQ(strtab + f[1].param, "magic");
+  EXPECT_STREQ(strtab + f[2].param, "ptr");
+  EXPECT_STREQ(strtab + f[3].param, "name");
 }

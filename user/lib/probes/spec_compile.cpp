@@ -63,10 +63,20 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
   d.nr_insns = (uint16_t)spec.program.size();
 
   std::vector<uint8_t> b(sizeof(d));
+  // The string table: e fields sent by name first, then filter strings.
+  std::string strtab;
+  std::vector<uint32_t> name_off(spec.args.size());
+  for (size_t i = 0; i < spec.args.size(); i++) {
+    if (!(spec.args[i].flags & KTRACK_FETCH_F_BY_NAME)) continue;
+    name_off[i] = (uint32_t)strtab.size();
+    strtab += spec.args[i].field;
+    strtab.push_back('\0');
+  }
   // fetches
   if (!spec.args.empty()) {
     d.fetch_off = (uint32_t)b.size();
-    for (const auto &a : spec.args) {
+    for (size_t i = 0; i < spec.args.size(); i++) {
+      const FetchArg &a = spec.args[i];
       if (a.all_args || !a.btf_expr.empty())
         throw Error(
             fmt::format("argument '{}' needs BTF to resolve: this kernel or build has no BTF", a.name));
@@ -78,13 +88,12 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
       f.nderef = (uint8_t)a.deref.size();
       f.count = a.count;
       f.flags = a.flags;
-      f.param = a.param;
-      for (size_t i = 0; i < a.deref.size(); i++) f.deref[i] = a.deref[i];
+      f.param = (a.flags & KTRACK_FETCH_F_BY_NAME) ? name_off[i] : a.param;
+      for (size_t j = 0; j < a.deref.size(); j++) f.deref[j] = a.deref[j];
       put(b, &f, sizeof(f));
     }
   }
   // filter: strings go to the string table
-  std::string strtab;
   if (!spec.program.empty()) {
     d.insns_off = (uint32_t)b.size();
     for (const auto &fi : spec.program) {

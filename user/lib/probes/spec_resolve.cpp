@@ -100,15 +100,48 @@ void resolve_field(const ProbeSpec &spec, const EventFormat &ef, FetchArg &a) {
   a.deref = {0};
 }
 
+// A field of an event whose module is not loaded: sent by name with the
+// type the user gave, found and checked by the kernel when the module loads
+// (KTRACK_FETCH_F_BY_NAME).  Untyped, its width is unknown until then.
+void field_by_name(const ProbeSpec &spec, FetchArg &a) {
+  const std::string &t = spec.text;
+  if (!a.type_given)
+    fail(t, a.pos,
+         fmt::format("module {} is not loaded, so the fields of {}/{} are not known yet: give '{}' a type "
+                     "(${}:u32, :s64, :x64, :string) or load {} first",
+                     spec.module, spec.subsys, spec.event, a.field, a.field, spec.module));
+  if (a.flags & KTRACK_FETCH_F_USER)
+    fail(t, a.pos,
+         "a field is read from the event's record: +uOFFS() cannot start at one (:ustring reads a user "
+         "string)");
+  if (is_string_type(a)) {
+    if (!a.deref.empty())
+      fail(t, a.pos,
+           fmt::format("'{}': a string is read as the field's kind says (no dereference) while module {} "
+                       "is not loaded",
+                       a.field, spec.module));
+  } else {
+    a.deref.insert(a.deref.begin(), 0);  // the field itself, then what it points to
+    if (a.deref.size() > KTRACK_FETCH_MAX_DEREF)
+      fail(t, a.pos,
+           fmt::format("dereference is nested too deep (max {} levels)", KTRACK_FETCH_MAX_DEREF - 1));
+  }
+  a.flags |= KTRACK_FETCH_F_BY_NAME;
+}
+
 void resolve_fields(ProbeSpec &spec, SymbolSource &syms, size_t target_pos) {
   auto ef = syms.event_format(spec.subsys, spec.event);
+  if (!ef && !spec.module.empty() && !syms.module_loaded(spec.module)) {
+    for (auto &a : spec.args)
+      if (a.src == KTRACK_FETCH_SRC_FIELD) field_by_name(spec, a);
+    if (!spec.filter.empty()) compile_filter(spec);
+    return;
+  }
   if (!ef) {
     if (!spec.module.empty())
       fail(spec.text, target_pos,
-           fmt::format(
-               "no event {}/{}: an e probe reads the event's format, so module {} must be loaded first "
-               "(t {}:{}/{} waits for it)",
-               spec.subsys, spec.event, spec.module, spec.module, spec.subsys, spec.event));
+           fmt::format("module {} is loaded but has no event {}/{} (see /sys/kernel/tracing/events/{})",
+                       spec.module, spec.subsys, spec.event, spec.subsys));
     fail(spec.text, target_pos,
          fmt::format("no trace event {}/{}{} (see /sys/kernel/tracing/events)", spec.subsys, spec.event,
                      did_you_mean(closest_names(spec.subsys + "/" + spec.event, syms.tracepoint_names()))));
