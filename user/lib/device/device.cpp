@@ -26,6 +26,9 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_OBJ_FUNC_ADDRS, "obj-func-addrs"},
       {KTRACK_FEAT_PROBE_IDLE, "probe-idle"},
       {KTRACK_FEAT_MODULE_EVENTS, "module-events"},
+      {KTRACK_FEAT_FUNCS_MODULE, "funcs-module"},
+      {KTRACK_FEAT_EVENT_PROBE, "event-probe"},
+      {KTRACK_FEAT_EVENT_BY_NAME, "event-by-name"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {
