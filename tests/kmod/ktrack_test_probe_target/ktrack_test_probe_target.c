@@ -11,6 +11,8 @@
  *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
  *                 the mean time per call in parameters/bench_ps
  *                 (picoseconds, so sub-ns differences show): bench/probes.sh
+ *   "tpbench N"   fire ktrack_tpt_hit N times in a tight loop, the mean time
+ *                 per event in parameters/bench_ps: bench/events.sh
  *   "tp N"        fire trace event ktrack_tpt/ktrack_tpt_hit N times
  *                 (seq 0..N-1, magic 0x1122334455667788, label "tpt"),
  *                 then ktrack_tpt/ktrack_tpt_done once (count N, sum of
@@ -184,6 +186,20 @@ static void tpt_fire(unsigned int n)
 	trace_ktrack_tpt_done(n, sum);
 }
 
+static void tpt_tp_bench(unsigned int n)
+{
+	unsigned int i;
+	u64 t0, t1;
+
+	if (!n)
+		return;
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		trace_ktrack_tpt_hit(i, 0x1122334455667788ULL, "tpt");
+	t1 = ktime_get_ns();
+	bench_ps = div_u64((t1 - t0) * 1000, n);
+}
+
 static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len, loff_t *off)
 {
 	char cmd[64];
@@ -198,6 +214,8 @@ static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len,
 			tpt_call_all();
 	} else if (sscanf(cmd, "tp %u", &v) == 1) {
 		tpt_fire(v);
+	} else if (sscanf(cmd, "tpbench %u", &v) == 1) {
+		tpt_tp_bench(v);
 	} else if (sscanf(cmd, "bench %u", &v) == 1) {
 		tpt_bench(v);
 	} else if (!strncmp(cmd, "ustr ", 5)) {

@@ -1,0 +1,47 @@
+# bench/lib/probe_rows.sh - the rows of the probe benchmarks (sourced by
+# bench/probes.sh and bench/events.sh, after lib/common.sh): each row is one
+# way of probing the test module's target, measured by "$bench_cmd N" on
+# /proc/ktrack_test_probe, which stores the mean ns per call in
+# parameters/bench_ps.  Sets P; uses calls, ctl, S (the session) and base.
+P=/sys/module/ktrack_test_probe_target/parameters
+rows=()
+declare -A hit mech
+
+# Best (lowest) of 5 runs, ns per call with 2 decimals.
+measure() {
+	local best= ps i
+	for i in 1 2 3 4 5; do
+		echo "$bench_cmd $calls" >/proc/ktrack_test_probe
+		ps=$(cat $P/bench_ps)
+		if [ -z "$best" ] || [ "$ps" -lt "$best" ]; then best=$ps; fi
+	done
+	awk -v p="$best" 'BEGIN { printf "%.2f", p / 1000 }'
+}
+
+# row NAME KIND NS_PER_CALL|"unavailable: why"
+row() {
+	rows+=("$1|$2|$3")
+	case $3 in
+	unavailable*) ;;
+	*) hit[$1]=$(awk -v a="$3" -v b="$base" 'BEGIN { printf "%.2f", a - b }') ;;
+	esac
+}
+
+ktrack_probe() { # ktrack_probe NAME KIND SPEC
+	local out
+	out=$("$ctl" probe add -s $S "$3")
+	row "$1" "$2" "$(measure)"
+	# The probe must really have fired once per call, or the figure is wrong.
+	out=$("$ctl" probe list -s $S)
+	# Columns: ID NAME K MECHANISM (one or more words) STATE HITS ...
+	awk -v want="$((calls * 5))" 'NR > 1 {
+		for (i = 4; i <= NF; i++) if ($i ~ /^(armed|pending|disarmed)$/) break
+		if ($(i + 1) < want) bad = 1
+	} END { exit bad }' <<<"$out" ||
+		rows[-1]="${rows[-1]%|*}|unavailable: fewer hits than calls: $out"
+	mech[$1]=$(awk 'NR == 2 { m = $4
+		for (i = 5; i <= NF && $i !~ /^(armed|pending|disarmed)$/; i++) m = m " " $i
+		print m }' <<<"$out")
+	"$ctl" probe del -s $S --all >/dev/null
+}
+
