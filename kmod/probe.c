@@ -264,6 +264,9 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		/* MOD:SYM on a module that is not loaded: wait for it */
 		if (ret == -ENOENT && p->module[0] && p->ops->wait_module)
 			ret = kt_module_loaded(p->module) ? -ENOENT : 0;
+		/* an e probe's module still in its init: armed once it is LIVE */
+		if (ret == -EAGAIN)
+			ret = p->module[0] ? 0 : -ENOENT;
 	}
 	if (ret)
 		goto unlock;
@@ -291,6 +294,13 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	return 0;
 unlock:
 	mutex_unlock(&kt_probe_lock);
+	/*
+	 * An arm that failed half way may have run handlers on the probe
+	 * (e: counters created, then released while perf's other users of
+	 * the event keep it, so perf itself does not wait).
+	 */
+	if (p->ops && p->ops->sync_disarm)
+		p->ops->sync_disarm();
 free:
 	kt_probe_free(p);
 	return ret;

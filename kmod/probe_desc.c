@@ -71,7 +71,7 @@ static bool kt_is_string(const struct kt_fetch *f)
  * or an address userspace already resolved); @SYM always dereferences it,
  * and counts by that.
  */
-static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
+bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 {
 	/*
 	 * An e probe's field is in the event's own record, as perf hands it
@@ -79,9 +79,7 @@ static bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 	 * kernel read; following a pointer found there is, but to a user
 	 * string (two dereferences, :ustring).
 	 */
-	if (f->src == KTRACK_FETCH_SRC_FIELD && (f->flags & KTRACK_FETCH_F_BY_NAME) &&
-	    f->type == KTRACK_FETCH_T_STRING)
-		return true;	/* it may turn out to be a pointer, followed */
+	/* (a field by name: known once its layout is, at arm: probe_event.c) */
 	if (f->src == KTRACK_FETCH_SRC_FIELD)
 		return f->nderef > 2 || (f->nderef == 2 && f->type != KTRACK_FETCH_T_USTRING);
 	if (f->nderef && !(f->flags & KTRACK_FETCH_F_USER))
@@ -217,16 +215,22 @@ static int kt_check_field_names(const struct kt_probe *p)
 
 	for (i = 0; i < p->nr_fetch; i++) {
 		const struct kt_fetch *f = &p->fetch[i];
-		u32 room;
+		const char *name;
+		u32 room, len, j;
 
 		if (!(f->flags & KTRACK_FETCH_F_BY_NAME))
 			continue;
 		if (f->name_off >= p->strtab_len)
 			return -EINVAL;
 		room = p->strtab_len - f->name_off;
-		if (!p->strtab[f->name_off] ||
-		    strnlen(p->strtab + f->name_off, room) >= min_t(u32, room, KT_FIELD_NAME_MAX))
+		name = p->strtab + f->name_off;
+		len = strnlen(name, room);
+		if (!len || len >= min_t(u32, room, KT_FIELD_NAME_MAX))
 			return -EINVAL;
+		/* a C identifier (it is also quoted in the kernel log) */
+		for (j = 0; j < len; j++)
+			if (!isalnum(name[j]) && name[j] != '_')
+				return -EINVAL;
 	}
 	return 0;
 }

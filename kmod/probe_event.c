@@ -48,9 +48,11 @@ NOKPROBE_SYMBOL(kt_event_handler);
 /*
  * "SUBSYS/EVENT" to its event file, held (so the module or dynamic event
  * behind it stays until the counters hold it in turn), checking its module
- * for MOD:.  A module still in its init is treated as not there yet: its
- * init may fail, and a failed init frees the module whatever references
- * it, so e probes on its events are armed once it is LIVE (probe_module.c).
+ * for MOD:.  A module still in its init is not there yet (-EAGAIN: the
+ * probe waits): its init may fail, and a failed init frees the module
+ * whatever references it, so e probes on its events are armed once it is
+ * LIVE (probe_module.c).  A going module's event is not there (-EBUSY from
+ * the reference it can no longer give).
  */
 static struct trace_event_file *kt_event_file(struct kt_probe *p)
 {
@@ -66,13 +68,16 @@ static struct trace_event_file *kt_event_file(struct kt_probe *p)
 	*event++ = '\0';
 	file = trace_get_event_file(NULL, system, event);
 	if (IS_ERR(file))
-		return PTR_ERR(file) == -EINVAL ? ERR_PTR(-ENOENT) : file;
+		return PTR_ERR(file) == -EINVAL || PTR_ERR(file) == -EBUSY ? ERR_PTR(-ENOENT) : file;
 	call = file->event_call;
 	mod = (call->flags & TRACE_EVENT_FL_DYNAMIC) ? NULL : call->module;
-	if ((p->module[0] && (!mod || strcmp(mod->name, p->module))) ||
-	    (mod && READ_ONCE(mod->state) != MODULE_STATE_LIVE)) {
+	if (p->module[0] && (!mod || strcmp(mod->name, p->module))) {
 		trace_put_event_file(file);
 		return ERR_PTR(-ENOENT);
+	}
+	if (mod && READ_ONCE(mod->state) != MODULE_STATE_LIVE) {
+		trace_put_event_file(file);
+		return ERR_PTR(READ_ONCE(mod->state) == MODULE_STATE_COMING ? -EAGAIN : -ENOENT);
 	}
 	return file;
 }
@@ -118,9 +123,14 @@ static int kt_event_arm(struct kt_probe *p)
 	file = kt_event_file(p);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
-	ret = kt_event_resolve_fields(p, file->event_call);
+	ret = kt_event_check_layout(p, file->event_call);
 	if (ret)
 		goto out;
+	/* a field found by name may be a pointer, followed into the kernel */
+	if (kt_locked_down(p)) {
+		ret = -EPERM;
+		goto out;
+	}
 	p->event_id = file->event_call->event.type;
 	attr.config = p->event_id;
 	p->pevents = kcalloc(nr_cpu_ids, sizeof(*p->pevents), GFP_KERNEL);
@@ -142,9 +152,6 @@ static int kt_event_arm(struct kt_probe *p)
 	}
 	if (ret) {
 		kt_event_release(p);
-		/* a module event whose module is going: as if not there */
-		if (ret == -EBUSY)
-			ret = -ENOENT;
 		goto out;
 	}
 	/* Each counter holds the module (perf_trace_init()): give it back. */

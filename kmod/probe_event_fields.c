@@ -11,7 +11,9 @@
  * (event_define_fields() in kernel/trace/trace_events.c: after struct
  * trace_entry, each field at its alignment), and the type is checked
  * against it.  A rebuilt module may lay the event out anew: each arm finds
- * the fields again.
+ * the fields again.  Fields whose offsets ktrackctl read from the format
+ * cannot be found again: a module event's layout is remembered when the
+ * probe first arms, and a probe with such fields does not arm on another.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -69,8 +71,7 @@ static int kt_find_field(struct trace_event_call *call, const char *name,
 		/* fields made by a function: syscalls, dynamic events */
 		if (fl->type == TRACE_FUNCTION_TYPE)
 			return -EOPNOTSUPP;
-		if (fl->align > 1)
-			off = ALIGN(off, fl->align);
+		off = ALIGN(off, fl->align);
 		if (!strcmp(fl->name, name)) {
 			out->type = fl->type;
 			out->offset = off;
@@ -80,6 +81,42 @@ static int kt_find_field(struct trace_event_call *call, const char *name,
 		off += fl->size;
 	}
 	return -ENOENT;
+}
+
+/*
+ * An array of bytes, read as a string as libtraceevent reads it (ktrackctl
+ * does for a loaded module): char, signed or unsigned, u8, s8.
+ */
+static bool kt_char_array(const char *type)
+{
+	static const char *const bytes[] = {
+		"char[", "signed char[", "unsigned char[", "u8[", "s8[", "__u8[", "__s8[",
+	};
+	unsigned int i;
+
+	if (strstarts(type, "const "))
+		type += strlen("const ");
+	for (i = 0; i < ARRAY_SIZE(bytes); i++)
+		if (strstarts(type, bytes[i]))
+			return true;
+	return false;
+}
+
+/* FNV-1a over what lays the record out: each field's type, name and size. */
+static u32 kt_layout_hash(struct trace_event_call *call)
+{
+	const struct trace_event_fields *fl = call->class->fields_array;
+	u32 h = 2166136261u;
+	const char *c;
+
+	for (; fl && fl->type && fl->type != TRACE_FUNCTION_TYPE; fl++) {
+		for (c = fl->type; *c; c++)
+			h = (h ^ (u8)*c) * 16777619u;
+		for (c = fl->name; *c; c++)
+			h = (h ^ (u8)*c) * 16777619u;
+		h = (h ^ fl->size) * 16777619u;
+	}
+	return h | 1;
 }
 
 /*
@@ -94,7 +131,7 @@ static int kt_fit_field(struct kt_fetch *f, const struct kt_event_field *fld)
 	bool dynamic = data_loc || rel_loc;
 	const char *base = dynamic ? strchr(fld->type, ' ') + 1 : fld->type;
 	bool array = !dynamic && strchr(fld->type, '[');
-	bool chars = strstarts(base, "char[") || strstarts(base, "const char[");
+	bool chars = kt_char_array(base);
 	bool pointer = strchr(fld->type, '*');
 	bool string = f->type == KTRACK_FETCH_T_STRING || f->type == KTRACK_FETCH_T_USTRING;
 
@@ -131,7 +168,7 @@ static int kt_fit_field(struct kt_fetch *f, const struct kt_event_field *fld)
  * handler reads its fetches).  Says in the kernel log which field failed:
  * the probe was added long before, and this runs from the module notifier.
  */
-int kt_event_resolve_fields(struct kt_probe *p, struct trace_event_call *call)
+static int kt_event_resolve_fields(struct kt_probe *p, struct trace_event_call *call)
 {
 	u16 i;
 
@@ -144,6 +181,11 @@ int kt_event_resolve_fields(struct kt_probe *p, struct trace_event_call *call)
 		if (!(f->flags & KTRACK_FETCH_F_BY_NAME))
 			continue;
 		ret = kt_find_field(call, name, &fld);
+		if (ret == -EOPNOTSUPP) {
+			pr_warn("probe %s: the fields of %s are not known before it is loaded\n",
+				p->name, p->symbol);
+			return ret;
+		}
 		if (ret) {
 			pr_warn("probe %s: event %s has no field '%s'\n", p->name, p->symbol, name);
 			return ret;
@@ -155,5 +197,38 @@ int kt_event_resolve_fields(struct kt_probe *p, struct trace_event_call *call)
 			return ret;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Called by kt_event_arm() with the event held and the probe not armed:
+ * the fields by name found, those by offset checked to be still where
+ * they were, and whether the probe reads kernel memory known.
+ */
+int kt_event_check_layout(struct kt_probe *p, struct trace_event_call *call)
+{
+	bool by_offset = false;
+	u32 hash;
+	u16 i;
+	int ret;
+
+	ret = kt_event_resolve_fields(p, call);
+	if (ret)
+		return ret;
+	p->reads_kernel = false;
+	for (i = 0; i < p->nr_fetch; i++) {
+		p->reads_kernel |= kt_fetch_reads_kernel(&p->fetch[i]);
+		by_offset |= p->fetch[i].src == KTRACK_FETCH_SRC_FIELD &&
+			     !(p->fetch[i].flags & KTRACK_FETCH_F_BY_NAME);
+	}
+	if (!by_offset || (call->flags & TRACE_EVENT_FL_DYNAMIC) || !call->module)
+		return 0;
+	hash = kt_layout_hash(call);
+	if (p->layout_hash && p->layout_hash != hash) {
+		pr_warn("probe %s: the fields of %s moved since the probe was added (a rebuilt module?): add it again\n",
+			p->name, p->symbol);
+		return -ESTALE;
+	}
+	p->layout_hash = hash;
 	return 0;
 }

@@ -129,7 +129,7 @@ int kt_event_init(void);
 void kt_event_exit(void);
 /* probe_event_fields.c */
 struct trace_event_call;
-int kt_event_resolve_fields(struct kt_probe *p, struct trace_event_call *call);
+int kt_event_check_layout(struct kt_probe *p, struct trace_event_call *call);
 
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
@@ -180,6 +180,7 @@ struct kt_probe {
 	struct perf_event **pevents;	/* e: per CPU, nr_cpu_ids */
 	u64 event_id;			/* e: the event's type (perf config) */
 	struct module *event_mod;	/* e, while armed: the module of its event */
+	u32 layout_hash;		/* e on a module's event: its fields when first armed */
 
 	u64 missed_acc;			/* kernel-side misses of past arms */
 	struct kt_probe_stats __percpu *stats;
@@ -188,6 +189,7 @@ struct kt_probe {
 /* probe_desc.c */
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size);
 void kt_probe_free(struct kt_probe *p);
+bool kt_fetch_reads_kernel(const struct kt_fetch *f);
 
 /*
  * probe_fetch.c: the handler side.  'regs' may be NULL (tracepoints, e

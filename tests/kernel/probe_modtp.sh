@@ -6,7 +6,9 @@
 # counts; e probes on the same events, named before the module loads (typed
 # fields found by name in the module's layout at load, a filter on one, a
 # misfit and a missing field refused in the kernel log), follow the module
-# the same way, and do not keep rmmod from unloading it; a module unloaded
+# the same way, and do not keep rmmod from unloading it; on a module rebuilt
+# with another event layout (tests/kmod/ktrack_test_probe_target_v2) fields
+# by name are found again and fields by offset are refused; a module unloaded
 # while its tracepoint fires leaves no handler (the
 # kernel WARNs on a going module's tracepoint with a probe left: the run
 # fails on it); a Debian module's tracepoints (9pnet's 9p/9p_client_req and
@@ -127,6 +129,37 @@ check "td recorded count=5 sum=10, count=3 sum=3, count=1 sum=0" \
 edones=$(sed -nE 's/.* ed: .*count=([0-9]+) sum=(-?[0-9]+)$/\1 \2/p' "$T/tr.out" | tr '\n' ' ')
 check "ed recorded only count=5 sum=10 (its filter, on a field named before load)" \
 	bash -c "[ '$edones' = '5 10 ' ] || { echo 'got: $edones'; exit 1; }"
+
+# --- a rebuilt module: fields by name are found again, by offset refused -------
+TPT2=$root/build/modules/$rel/tests/kmod/${MOD}_v2/$MOD.ko
+rmmod $MOD
+"$K" trace -s mt "e:vname $MOD:ktrack_tpt/ktrack_tpt_hit seq=\$seq:s32 magic=\$magic:x64" \
+	>"$T/v.out" 2>"$T/v.err" &
+tr=$!
+wait_line "$T/v.err" '^tracing'
+insmod "$TPT"
+"$K" probe add -s mt 'e:voff ktrack_tpt/ktrack_tpt_hit $seq $magic' >/dev/null
+check "e by name (added before load) and e by offset (from the format) armed" \
+	bash -c "[ \"\$('$K' probe list -s mt | grep -cE ' (vname|voff) .* armed ')\" = 2 ]"
+echo "tp 1" >$PROC
+rmmod $MOD
+dmesg -C
+insmod "$TPT2"
+check "the module rebuilt with ktrack_tpt_hit laid out anew: vname is armed again" is_state vname "armed 1"
+check "... voff, whose offsets are stale, is not" is_state voff "disarmed 1"
+dmesg >"$T/dmesg"
+check "... and the kernel log says why" \
+	grep_or_show "probe voff: the fields of ktrack_tpt/ktrack_tpt_hit moved since the probe was added" "$T/dmesg"
+echo "tp 2" >$PROC
+check "tp 2 on the rebuilt module: vname has 3 hits" is_state vname "armed 3"
+kill -INT $tr
+wait $tr
+vseqs=$(sed -nE 's/.* vname: .*seq=(-?[0-9]+) magic=(0x[0-9a-f]+)$/\1 \2/p' "$T/v.out" | tr '\n' ' ')
+check "... and read seq and magic at their new offsets (0, then 0 and 1)" \
+	bash -c "[ '$vseqs' = '0 0x1122334455667788 0 0x1122334455667788 1 0x1122334455667788 ' ] || { echo 'got: $vseqs'; cat '$T/v.err'; exit 1; }"
+"$K" probe del -s mt voff >/dev/null
+rmmod $MOD
+insmod "$TPT"
 
 # --- without MOD: the module's tracepoint is found among loaded modules ------
 "$K" trace -d 30s 't:nm ktrack_tpt/ktrack_tpt_done n=$arg1:u32' >"$T/nm.out" 2>"$T/nm.err" &

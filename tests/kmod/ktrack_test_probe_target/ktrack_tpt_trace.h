@@ -11,15 +11,30 @@
 
 #include <linux/tracepoint.h>
 
+/*
+ * The "rebuilt" module (tests/kmod/ktrack_test_probe_target_v2, the same
+ * module built with KTRACK_TPT_V2) lays ktrack_tpt_hit out anew: a field
+ * before the others moves every offset.
+ */
+#ifdef KTRACK_TPT_V2
+#define TPT_V2_FIELD	__field(u64, v2)
+#define TPT_V2_ASSIGN	(__entry->v2 = 2)
+#else
+#define TPT_V2_FIELD
+#define TPT_V2_ASSIGN	((void)0)
+#endif
+
 /* One per "tp N" round: seq 0..N-1, magic and the constant label. */
 TRACE_EVENT(ktrack_tpt_hit,
 	TP_PROTO(int seq, u64 magic, const char *label),
 	TP_ARGS(seq, magic, label),
 	TP_STRUCT__entry(
+		TPT_V2_FIELD
 		__field(int, seq)
 		__field(u64, magic)
 	),
 	TP_fast_assign(
+		TPT_V2_ASSIGN;
 		__entry->seq = seq;
 		__entry->magic = magic;
 	),

@@ -68,7 +68,14 @@ void resolve_field(const ProbeSpec &spec, const EventFormat &ef, FetchArg &a) {
       a.type = f->is_signed ? KTRACK_FETCH_T_S : KTRACK_FETCH_T_U;
       a.size = (uint8_t)f->elem_size;
     }
-    a.count = (uint16_t)std::min<uint32_t>(f->size / a.size, KTRACK_FETCH_MAX_ARRAY);
+    if (a.count > 1) {  // TYPE[N] as written: N elements must fit
+      if (a.size * a.count > f->size)
+        fail(t, a.pos,
+             fmt::format("'{}' is {} ({} bytes): {} elements of {} bytes do not fit it", a.field, f->type, f->size,
+                         a.count, a.size));
+    } else {  // the whole array
+      a.count = (uint16_t)std::min<uint32_t>(f->size / a.size, KTRACK_FETCH_MAX_ARRAY);
+    }
     a.deref = {0};
     return;
   }
