@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #ifdef KTRACK_HAVE_LIBBPF
 #include <bpf/btf.h>
@@ -186,22 +187,30 @@ void apply_type(const Ctx &c, FetchArg &a, uint32_t id, bool in_memory) {
   }
 }
 
+// Finds a type by name and kind: libbpf's btf__find_by_name_kind() (a scan
+// of every type) or an index of the names (TracepointProtos, which asks
+// for every tracepoint).  -1 when there is none.
+using FindType = std::function<int(const struct btf *, const std::string &, int kind)>;
+
+int find_type(const struct btf *b, const std::string &name, int kind) {
+  return btf__find_by_name_kind(b, name.c_str(), (uint32_t)kind);
+}
+
 // The prototype of tracepoint 'event' (its first parameter is 'void
 // *__data'); null when 'b' does not describe it.  The argument names:
 // btf_trace_<event> has none, but the functions that take the same
 // arguments do: __bpf_trace_<event> (BPF's raw tracepoint glue, 6.1 and
 // 6.12) and __probestub_<event> (6.12).
-const struct btf_type *tracepoint_proto(const struct btf *b, const std::string &event) {
+const struct btf_type *tracepoint_proto(const struct btf *b, const std::string &event,
+                                        const FindType &find = find_type) {
   for (const char *prefix : {"__bpf_trace_", "__probestub_"}) {
-    std::string fn = prefix + event;
-    int fid = btf__find_by_name_kind(b, fn.c_str(), BTF_KIND_FUNC);
+    int fid = find(b, prefix + event, BTF_KIND_FUNC);
     if (fid < 0) continue;
     const struct btf_type *f = btf__type_by_id(b, (uint32_t)fid);
     const struct btf_type *t = f ? btf__type_by_id(b, f->type) : nullptr;
     if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1) return t;
   }
-  std::string tn = "btf_trace_" + event;
-  int id = btf__find_by_name_kind(b, tn.c_str(), BTF_KIND_TYPEDEF);
+  int id = find(b, "btf_trace_" + event, BTF_KIND_TYPEDEF);
   if (id < 0) return nullptr;
   const struct btf_type *t = btf__type_by_id(b, strip(b, (uint32_t)id));
   if (t && btf_is_ptr(t)) t = btf__type_by_id(b, strip(b, t->type));
@@ -459,7 +468,32 @@ std::optional<std::vector<TracepointArg>> TracepointProtos::args(const std::stri
                                                                  const std::string &event) {
   const struct btf *b = module.empty() ? nullptr : btf_->module(module);
   if (!b) b = btf_->vmlinux();
-  const struct btf_type *proto = tracepoint_proto(b, event);
+  // The names of the functions and typedefs tracepoint_proto() looks for,
+  // indexed once per BTF (a module's: its own types; vmlinux's after them).
+  auto index = [this](const struct btf *bt) -> const std::unordered_map<std::string, uint32_t> & {
+    auto [at, fresh] = names_.try_emplace(bt);
+    if (fresh) {
+      const struct btf *base = btf__base_btf(bt);
+      for (uint32_t id = base ? btf__type_cnt(base) : 1; id < btf__type_cnt(bt); id++) {
+        const struct btf_type *t = btf__type_by_id(bt, id);
+        if (!t || (!btf_is_func(t) && !btf_is_typedef(t))) continue;
+        const char *n = btf__name_by_offset(bt, t->name_off);
+        if (n && (!std::strncmp(n, "__bpf_trace_", 12) || !std::strncmp(n, "__probestub_", 12) ||
+                  !std::strncmp(n, "btf_trace_", 10)))
+          at->second.emplace(n, id);
+      }
+    }
+    return at->second;
+  };
+  FindType find = [&](const struct btf *bt, const std::string &name, int kind) {
+    for (const struct btf *x = bt; x; x = btf__base_btf(x)) {
+      const auto &names = index(x);
+      auto it = names.find(name);
+      if (it != names.end() && btf_kind(btf__type_by_id(x, it->second)) == kind) return (int)it->second;
+    }
+    return -1;
+  };
+  const struct btf_type *proto = tracepoint_proto(b, event, find);
   if (!proto) return std::nullopt;
   auto [it, inserted] = dumps_.try_emplace(b, nullptr);
   if (inserted) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "host/btf.hpp"
@@ -75,6 +76,7 @@ class TracepointProtos {
   std::unique_ptr<KernelBtf> btf_;
   std::map<const struct btf *, struct btf_dump *> dumps_;  // C declarations, one printer per BTF
   std::string text_;                                       // what the printers print
+  std::map<const struct btf *, std::unordered_map<std::string, uint32_t>> names_;  // prototypes' names -> ids
 };
 
 // Without BTF: fails with a SpecError at the first argument that needs it.
