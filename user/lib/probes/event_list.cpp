@@ -73,7 +73,7 @@ class SystemEventSource : public EventSource {
   std::string no_args_reason(const std::string &module) override {
     if (!protos_) return why_.empty() ? "no BTF" : why_;
     if (!module.empty() && !protos_->module_has_btf(module))
-      return fmt::format("module {} has no BTF (/sys/kernel/btf/{})", module, module);
+      return fmt::format("module {} has no BTF", module);  // no /sys/kernel/btf/MODULE
     return "BTF has no prototype for it";
   }
 
