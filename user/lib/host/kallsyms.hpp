@@ -48,6 +48,8 @@ class KallsymsIndex {
   // 'name' (aliases such as __x64_sys_getppid / __do_sys_getppid).
   std::vector<std::string> aliases(std::string_view name) const;
   bool empty() const { return syms_.empty(); }
+  // Every symbol, in the text's order.
+  const std::vector<Sym> &symbols() const { return syms_; }
 
  private:
   std::unique_ptr<const std::string> text_;

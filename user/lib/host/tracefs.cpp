@@ -17,6 +17,13 @@ std::optional<std::string> tracefs_read(const std::string &rel) {
   return std::nullopt;
 }
 
+bool tracefs_has(const std::string &rel) {
+  std::error_code ec;
+  for (const char *root : kRoots)
+    if (std::filesystem::exists(std::filesystem::path(root) / rel, ec)) return true;
+  return false;
+}
+
 bool tracefs_event_exists(const std::string &subsys, const std::string &event) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -18,6 +18,9 @@ std::optional<std::string> tracefs_read(const std::string &rel);
 // kernel gives the verdict.
 bool tracefs_event_exists(const std::string &subsys, const std::string &event);
 
+// True when tracefs file or directory 'rel' ("events/sched/sched_switch/enable") exists.
+bool tracefs_has(const std::string &rel);
+
 // Every event of tracefs as "SUBSYS/EVENT", sorted (empty without tracefs).
 std::vector<std::string> tracefs_events();
 

@@ -4,11 +4,15 @@
 #include <fmt/core.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #ifdef KTRACK_HAVE_LIBBPF
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #endif
 
 namespace ktrack {
@@ -31,6 +35,15 @@ void reject_btf_names(const ProbeSpec &spec, const std::string &why) {
 BtfResolver::BtfResolver(const std::string &path) : path_(path) {
   throw Error("ktrackctl was built without libbpf: BTF names are not available");
 }
+std::unique_ptr<TracepointProtos> TracepointProtos::open_system(std::string *why) {
+  if (why) *why = "ktrackctl was built without libbpf";
+  return nullptr;
+}
+TracepointProtos::~TracepointProtos() = default;
+std::optional<std::vector<TracepointArg>> TracepointProtos::args(const std::string &, const std::string &) {
+  return std::nullopt;
+}
+bool TracepointProtos::module_has_btf(const std::string &) const { return false; }
 BtfResolver::~BtfResolver() = default;
 std::unique_ptr<BtfResolver> BtfResolver::open_system() { return nullptr; }
 void BtfResolver::resolve(ProbeSpec &spec) { reject_btf_names(spec, "ktrackctl was built without libbpf"); }
@@ -174,6 +187,36 @@ void apply_type(const Ctx &c, FetchArg &a, uint32_t id, bool in_memory) {
   }
 }
 
+// Finds a type by name and kind: libbpf's btf__find_by_name_kind() (a scan
+// of every type) or an index of the names (TracepointProtos, which asks
+// for every tracepoint).  -1 when there is none.
+using FindType = std::function<int(const struct btf *, const std::string &, int kind)>;
+
+int find_type(const struct btf *b, const std::string &name, int kind) {
+  return btf__find_by_name_kind(b, name.c_str(), (uint32_t)kind);
+}
+
+// The prototype of tracepoint 'event' (its first parameter is 'void
+// *__data'); null when 'b' does not describe it.  The argument names:
+// btf_trace_<event> has none, but the functions that take the same
+// arguments do: __bpf_trace_<event> (BPF's raw tracepoint glue, 6.1 and
+// 6.12) and __probestub_<event> (6.12).
+const struct btf_type *tracepoint_proto(const struct btf *b, const std::string &event,
+                                        const FindType &find = find_type) {
+  for (const char *prefix : {"__bpf_trace_", "__probestub_"}) {
+    int fid = find(b, prefix + event, BTF_KIND_FUNC);
+    if (fid < 0) continue;
+    const struct btf_type *f = btf__type_by_id(b, (uint32_t)fid);
+    const struct btf_type *t = f ? btf__type_by_id(b, f->type) : nullptr;
+    if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1) return t;
+  }
+  int id = find(b, "btf_trace_" + event, BTF_KIND_TYPEDEF);
+  if (id < 0) return nullptr;
+  const struct btf_type *t = btf__type_by_id(b, strip(b, (uint32_t)id));
+  if (t && btf_is_ptr(t)) t = btf__type_by_id(b, strip(b, t->type));
+  return t && btf_is_func_proto(t) && btf_vlen(t) >= 1 ? t : nullptr;
+}
+
 // The function prototype to resolve names against.
 struct Proto {
   const struct btf_type *proto = nullptr;
@@ -183,32 +226,13 @@ struct Proto {
 Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
   Proto p;
   if (spec.kind == ProbeKind::kTracepoint) {
-    // The argument names: btf_trace_<event> has none, but the functions
-    // that take the same arguments do: __bpf_trace_<event> (BPF's raw
-    // tracepoint glue, 6.1 and 6.12) and __probestub_<event> (6.12).
-    for (const char *prefix : {"__bpf_trace_", "__probestub_"}) {
-      std::string fn = prefix + spec.event;
-      int fid = btf__find_by_name_kind(b, fn.c_str(), BTF_KIND_FUNC);
-      if (fid < 0) continue;
-      const struct btf_type *f = btf__type_by_id(b, (uint32_t)fid);
-      const struct btf_type *t = f ? btf__type_by_id(b, f->type) : nullptr;
-      if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1) continue;
-      p.proto = t;
-      p.first = 1;  // 'void *__data'
-      return p;
-    }
-    std::string tn = "btf_trace_" + spec.event;
-    int id = btf__find_by_name_kind(b, tn.c_str(), BTF_KIND_TYPEDEF);
-    if (id < 0)
+    p.proto = tracepoint_proto(b, spec.event);
+    if (!p.proto)
       throw SpecError(
           spec.text, pos,
           fmt::format("no BTF for tracepoint {} (a module not loaded yet, or without BTF: use $argN)",
                       spec.event));
-    const struct btf_type *t = btf__type_by_id(b, strip(b, (uint32_t)id));
-    if (t && btf_is_ptr(t)) t = btf__type_by_id(b, strip(b, t->type));
-    if (!t || !btf_is_func_proto(t)) throw SpecError(spec.text, pos, "tracepoint BTF is not a prototype");
-    p.proto = t;
-    p.first = 1;
+    p.first = 1;  // 'void *__data'
     return p;
   }
   std::string fn = spec.symbol;
@@ -404,6 +428,99 @@ void BtfResolver::resolve(ProbeSpec &spec) {
     spec.args = std::move(out);
     compile_filter(spec);
   }
+}
+
+// ---- tracepoint prototypes as C ----------------------------------------------
+
+namespace {
+
+void append_printf(void *ctx, const char *fmt, va_list args) {
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n <= 0) return;
+  auto *out = static_cast<std::string *>(ctx);
+  size_t at = out->size();
+  out->resize(at + (size_t)n + 1);
+  std::vsnprintf(out->data() + at, (size_t)n + 1, fmt, args);
+  out->resize(at + (size_t)n);
+}
+
+}  // namespace
+
+std::unique_ptr<TracepointProtos> TracepointProtos::open_system(std::string *why) {
+  auto btf = KernelBtf::open(why);
+  if (!btf) return nullptr;
+  return std::unique_ptr<TracepointProtos>(new TracepointProtos(std::move(btf)));
+}
+
+TracepointProtos::TracepointProtos(std::unique_ptr<KernelBtf> btf) : btf_(std::move(btf)) {}
+
+TracepointProtos::~TracepointProtos() {
+  for (auto &[b, d] : dumps_)
+    if (d) btf_dump__free(d);
+}
+
+bool TracepointProtos::module_has_btf(const std::string &module) const { return btf_->module(module); }
+
+std::optional<std::vector<TracepointArg>> TracepointProtos::args(const std::string &module,
+                                                                 const std::string &event) {
+  const struct btf *b = module.empty() ? nullptr : btf_->module(module);
+  if (!b) b = btf_->vmlinux();
+  // The names of the functions and typedefs tracepoint_proto() looks for,
+  // indexed once per BTF (a module's: its own types; vmlinux's after them).
+  auto index = [this](const struct btf *bt) -> const std::unordered_map<std::string, uint32_t> & {
+    auto [at, fresh] = names_.try_emplace(bt);
+    if (fresh) {
+      const struct btf *base = btf__base_btf(bt);
+      for (uint32_t id = base ? btf__type_cnt(base) : 1; id < btf__type_cnt(bt); id++) {
+        const struct btf_type *t = btf__type_by_id(bt, id);
+        if (!t || (!btf_is_func(t) && !btf_is_typedef(t))) continue;
+        const char *n = btf__name_by_offset(bt, t->name_off);
+        if (n && (!std::strncmp(n, "__bpf_trace_", 12) || !std::strncmp(n, "__probestub_", 12) ||
+                  !std::strncmp(n, "btf_trace_", 10)))
+          at->second.emplace(n, id);
+      }
+    }
+    return at->second;
+  };
+  FindType find = [&](const struct btf *bt, const std::string &name, int kind) {
+    for (const struct btf *x = bt; x; x = btf__base_btf(x)) {
+      const auto &names = index(x);
+      auto it = names.find(name);
+      if (it != names.end() && btf_kind(btf__type_by_id(x, it->second)) == kind) return (int)it->second;
+    }
+    return -1;
+  };
+  const struct btf_type *proto = tracepoint_proto(b, event, find);
+  if (!proto) return std::nullopt;
+  auto [it, inserted] = dumps_.try_emplace(b, nullptr);
+  if (inserted) {
+    it->second = btf_dump__new(b, append_printf, &text_, nullptr);
+    if (libbpf_get_error(it->second)) it->second = nullptr;
+  }
+  struct btf_dump *d = it->second;
+  auto decl = [&](uint32_t type, const char *name) {
+    text_.clear();
+    btf_dump_emit_type_decl_opts o{};
+    o.sz = sizeof(o);
+    o.field_name = name;
+    if (!d || btf_dump__emit_type_decl(d, type, &o) < 0) return type_name(b, type);
+    return text_;
+  };
+  std::vector<TracepointArg> out;
+  const struct btf_param *params = btf_params(proto);
+  for (int i = 1; i < btf_vlen(proto); i++) {  // [0] is 'void *__data'
+    TracepointArg a;
+    a.index = i;
+    const char *n = btf__name_by_offset(b, params[i].name_off);
+    a.name = n ? n : "";
+    a.type = decl(params[i].type, "");
+    a.decl = a.name.empty() ? a.type : decl(params[i].type, a.name.c_str());
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 #endif

@@ -39,7 +39,11 @@ std::optional<EventFormat> SystemSymbols::event_format(const std::string &subsys
 }
 
 bool SystemSymbols::tracepoint_exists(const std::string &subsys, const std::string &event) {
-  return tracefs_event_exists(subsys, event);
+  if (tracefs_event_exists(subsys, event)) return true;
+  // A tracepoint without a trace event (DECLARE_TRACE: sched/'s
+  // sched_update_nr_running_tp) has no subsystem: t names it EVENT.
+  return subsys.empty() &&
+         (!lookup("", "__traceiter_" + event).empty() || !lookup("", "__tracepoint_" + event).empty());
 }
 
 std::vector<std::string> SystemSymbols::tracepoint_names() { return tracefs_events(); }
