@@ -71,30 +71,14 @@ ftrace_dyn "ftrace eprobe (seq magic)" e eprobes/kt_bench_e \
 ftrace_dyn "ftrace tprobe (seq magic)" t tracepoints/kt_bench_t \
 	"t:tracepoints/kt_bench_t ktrack_tpt_hit seq=\$arg1:s32 magic=\$arg2:x64"
 
-printf '%-36s %12s %10s %12s\n' "mechanism" "ns/event" "ns/hit" "x ftrace"
-printf '%-36s %12s %10s %12s\n' "no probe" "$base" "-" "-"
 ref_ev=${hit["ftrace trace event enabled"]:-}
 ref_t=${hit["ftrace tprobe (seq magic)"]:-$ref_ev}
 ref_e=${hit["ftrace eprobe (seq magic)"]:-$ref_ev}
-for r in "${rows[@]}"; do
-	name=${r%%|*}
-	rest=${r#*|}
-	kind=${rest%%|*}
-	val=${rest#*|}
-	case $val in
-	unavailable*)
-		printf '%-36s %s\n' "$name" "$val"
-		continue
-		;;
+# ktrack's rows against ftrace's of the same kind; ftrace's have no ratio
+ref_of() {
+	case $1 in
+	ktrack*) if [ "$2" = e ]; then echo "$ref_e"; else echo "$ref_t"; fi ;;
 	esac
-	ratio=-
-	case $name in
-	ktrack*)
-		ref=$ref_t
-		[ "$kind" = e ] && ref=$ref_e
-		ratio=$(awk -v h="${hit[$name]}" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", h / r; else print "-" }')
-		;;
-	esac
-	printf '%-36s %12s %10s %12s\n' "$name" "$val" "${hit[$name]}" "$ratio"
-done
+}
+print_rows ns/event "x ftrace" ref_of
 echo "# x ftrace: ktrack's ns/hit over ftrace's of the same kind (t: tprobe, e: eprobe; the plain event where the kernel has neither)"

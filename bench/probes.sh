@@ -101,26 +101,11 @@ bpftrace_probe "bpftrace kprobe: (sum arg0, arg1)" p \
 	"kprobe:$fn { @n = count(); @a = sum(arg0); @b = sum(arg1); }"
 bpftrace_probe "bpftrace kretprobe: (sum retval)" r "kretprobe:$fn { @n = count(); @r = sum(retval); }"
 
-printf '%-36s %12s %10s %10s\n' "mechanism" "ns/call" "ns/hit" "x ktrack"
-printf '%-36s %12s %10s %10s\n' "no probe" "$base" "-" "-"
 ref_p=${hit["ktrack p (a=\$arg1 b=\$arg2)"]:-}
 ref_r=${hit["ktrack r (\$retval \$duration)"]:-}
-for r in "${rows[@]}"; do
-	name=${r%%|*}
-	rest=${r#*|}
-	kind=${rest%%|*}
-	val=${rest#*|}
-	case $val in
-	unavailable*)
-		printf '%-36s %s\n' "$name" "$val"
-		continue
-		;;
-	esac
-	ref=$ref_p
-	[ "$kind" = r ] && ref=$ref_r
-	ratio=$(awk -v h="${hit[$name]}" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", h / r; else print "-" }')
-	printf '%-36s %12s %10s %10s\n' "$name" "$val" "${hit[$name]}" "$ratio"
-done
+# each row against ktrack's of its kind (p: entry, r: return)
+ref_of() { if [ "$2" = r ]; then echo "$ref_r"; else echo "$ref_p"; fi; }
+print_rows ns/call "x ktrack" ref_of
 for k in "ktrack f (entry, a b)" "ktrack f %return (\$retval)"; do
 	echo "# $k: mechanism ${mech[$k]:-?}"
 done

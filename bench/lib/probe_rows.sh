@@ -3,6 +3,7 @@
 # way of probing the test module's target, measured by "$bench_cmd N" on
 # /proc/ktrack_test_probe, which stores the mean ns per call in
 # parameters/bench_ps.  Sets P; uses calls, ctl, S (the session) and base.
+# print_rows prints the table.
 P=/sys/module/ktrack_test_probe_target/parameters
 rows=()
 declare -A hit mech
@@ -45,3 +46,26 @@ ktrack_probe() { # ktrack_probe NAME KIND SPEC
 	"$ctl" probe del -s $S --all >/dev/null
 }
 
+
+# print_rows UNIT RATIO REF_FN: the table, no-probe row first; "REF_FN NAME
+# KIND" prints the ns/hit the row's ratio divides by ("" for no ratio).
+print_rows() {
+	local r name rest kind val ref ratio
+	printf '%-36s %12s %10s %12s\n' "mechanism" "$1" "ns/hit" "$2"
+	printf '%-36s %12s %10s %12s\n' "no probe" "$base" "-" "-"
+	for r in "${rows[@]}"; do
+		name=${r%%|*}
+		rest=${r#*|}
+		kind=${rest%%|*}
+		val=${rest#*|}
+		case $val in
+		unavailable*)
+			printf '%-36s %s\n' "$name" "$val"
+			continue
+			;;
+		esac
+		ref=$("$3" "$name" "$kind")
+		ratio=$(awk -v h="${hit[$name]}" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", h / r; else print "-" }')
+		printf '%-36s %12s %10s %12s\n' "$name" "$val" "${hit[$name]}" "$ratio"
+	done
+}

@@ -5,58 +5,15 @@
 
 #include <map>
 
+#include "event_formats.hpp"
 #include "json_mini.hpp"
 #include "probes/event_list.hpp"
 #include "util/error.hpp"
 
 using namespace ktrack;
+using namespace ktrack::test_formats;
 
 namespace {
-
-const char *kSchedSwitch = R"(name: sched_switch
-ID: 316
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:char prev_comm[16];	offset:8;	size:16;	signed:0;
-	field:pid_t prev_pid;	offset:24;	size:4;	signed:1;
-	field:char next_comm[16];	offset:40;	size:16;	signed:0;
-	field:pid_t next_pid;	offset:56;	size:4;	signed:1;
-
-print fmt: "prev_comm=%s prev_pid=%d", REC->prev_comm, REC->prev_pid
-)";
-
-const char *kOpenat = R"(name: sys_enter_openat
-ID: 640
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:int __syscall_nr;	offset:8;	size:4;	signed:1;
-	field:const char * filename;	offset:24;	size:8;	signed:0;
-
-print fmt: "filename: 0x%08lx", ((unsigned long)(REC->filename))
-)";
-
-const char *kTptHit = R"(name: ktrack_tpt_hit
-ID: 1500
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:int seq;	offset:8;	size:4;	signed:1;
-	field:u64 magic;	offset:16;	size:8;	signed:0;
-	field:__data_loc char[] label;	offset:24;	size:4;	signed:0;
-
-print fmt: "seq=%d", REC->seq
-)";
 
 class FakeEvents : public EventSource {
  public:
