@@ -150,7 +150,7 @@ TEST(EventList, WhatTAndEMayName) {
   EXPECT_EQ(sw.module, "");
   ASSERT_EQ(sw.args.size(), 6u);
   EXPECT_EQ(sw.args[1].name, "prev");
-  ASSERT_EQ(sw.fields.size(), 4u);  // common_* left out
+  ASSERT_EQ(sw.fields.size(), 7u);  // common_* left out
   EXPECT_EQ(sw.fields[0].name, "prev_comm");
   EXPECT_EQ(sw.fields[1].offset, 24u);
 
@@ -158,7 +158,7 @@ TEST(EventList, WhatTAndEMayName) {
   EXPECT_FALSE(op.tracepoint);
   EXPECT_TRUE(op.trace_event);
   EXPECT_NE(op.args_note.find("raw_syscalls/sys_enter"), std::string::npos);
-  EXPECT_EQ(op.fields.size(), 2u);
+  EXPECT_EQ(op.fields.size(), 5u);
 
   const EventInfo &hit = by["ktrack_tpt/ktrack_tpt_hit"];
   EXPECT_EQ(hit.module, "ktrack_test_probe_target");
@@ -195,8 +195,8 @@ TEST(EventList, Text) {
             std::string::npos)
       << t;
   EXPECT_NE(t.find("    $arg6   int a6  (t reads $arg1..$arg5 only)\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("  e fields:\n    $prev_comm  char[16]  offset 8    size 16\n"
-                   "    $prev_pid   pid_t     offset 24   size 4\n"),
+  EXPECT_NE(t.find("  e fields:\n    $prev_comm   char[16]  offset 8    size 16\n"
+                   "    $prev_pid    pid_t     offset 24   size 4\n"),
             std::string::npos)
       << t;
   t = format_events_text(list_events(src, parse_event_query("*:*openat")));
