@@ -44,6 +44,11 @@ is_state() {
 	"$K" probe list -s mt
 	return 1
 }
+# mark_log NAME / log_since NAME: the kernel log from a marker on (never
+# dmesg -C: other tests read what came before, e.g. the first unsigned
+# module's taint message).
+mark_log() { echo "probe_modtp: mark $1 $$" >/dev/kmsg; }
+log_since() { dmesg | sed -n "/probe_modtp: mark $1 $$/,\$p"; }
 grep_or_show() {
 	grep -Eq -- "$1" "$2" && return 0
 	shift
@@ -85,12 +90,12 @@ check "t MOD:SUBSYS/EVENT before insmod: the probe is pending, and says so" \
 	grep_or_show "^probe th \\(id [0-9]+\\): tracepoint, pending" "$T/tr.err"
 check "... probe list: th pending with 0 hits" is_state th "pending 0"
 check "e MOD:SUBSYS/EVENT with typed fields before insmod: pending too" is_state eh "pending 0"
-dmesg -C
+mark_log insmod1
 insmod "$TPT"
 check "insmod: th is armed, 0 hits" is_state th "armed 0"
 check "... eh is armed, its fields found by name in the module's layout" is_state eh "armed 0"
 check "... a field typed wider than it is (int as u64) keeps ebad pending" is_state ebad "pending 0"
-dmesg >"$T/dmesg"
+log_since insmod1 >"$T/dmesg"
 check "... and the kernel log says why" \
 	grep_or_show "probe ebad: field 'seq' of ktrack_tpt/ktrack_tpt_hit is int \\(4 bytes\\)" "$T/dmesg"
 check "... a field the event lacks keeps enone pending, and says so" \
@@ -143,11 +148,11 @@ check "e by name (added before load) and e by offset (from the format) armed" \
 	bash -c "[ \"\$('$K' probe list -s mt | grep -cE ' (vname|voff) .* armed ')\" = 2 ]"
 echo "tp 1" >$PROC
 rmmod $MOD
-dmesg -C
+mark_log v2
 insmod "$TPT2"
 check "the module rebuilt with ktrack_tpt_hit laid out anew: vname is armed again" is_state vname "armed 1"
 check "... voff, whose offsets are stale, is not" is_state voff "disarmed 1"
-dmesg >"$T/dmesg"
+log_since v2 >"$T/dmesg"
 check "... and the kernel log says why" \
 	grep_or_show "probe voff: the fields of ktrack_tpt/ktrack_tpt_hit moved since the probe was added" "$T/dmesg"
 echo "tp 2" >$PROC
