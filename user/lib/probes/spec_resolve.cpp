@@ -71,8 +71,8 @@ void resolve_field(const ProbeSpec &spec, const EventFormat &ef, FetchArg &a) {
     if (a.count > 1) {  // TYPE[N] as written: N elements must fit
       if (a.size * a.count > f->size)
         fail(t, a.pos,
-             fmt::format("'{}' is {} ({} bytes): {} elements of {} bytes do not fit it", a.field, f->type, f->size,
-                         a.count, a.size));
+             fmt::format("'{}' is {} ({} bytes): {} elements of {} bytes do not fit it", a.field, f->type,
+                         f->size, a.count, a.size));
     } else {  // the whole array
       a.count = (uint16_t)std::min<uint32_t>(f->size / a.size, KTRACK_FETCH_MAX_ARRAY);
     }
