@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <string_view>
 
 #ifdef KTRACK_HAVE_LIBBPF
 #include <bpf/btf.h>
@@ -201,16 +202,20 @@ int find_type(const struct btf *b, const std::string &name, int kind) {
 // btf_trace_<event> has none, but the functions that take the same
 // arguments do: __bpf_trace_<event> (BPF's raw tracepoint glue, 6.1 and
 // 6.12) and __probestub_<event> (6.12).
+// The names tracepoint_proto() looks up: functions first, then the typedef.
+constexpr std::string_view kProtoFuncPrefixes[] = {"__bpf_trace_", "__probestub_"};
+constexpr std::string_view kProtoTypedefPrefix = "btf_trace_";
+
 const struct btf_type *tracepoint_proto(const struct btf *b, const std::string &event,
                                         const FindType &find = find_type) {
-  for (const char *prefix : {"__bpf_trace_", "__probestub_"}) {
-    int fid = find(b, prefix + event, BTF_KIND_FUNC);
+  for (std::string_view prefix : kProtoFuncPrefixes) {
+    int fid = find(b, std::string(prefix) + event, BTF_KIND_FUNC);
     if (fid < 0) continue;
     const struct btf_type *f = btf__type_by_id(b, (uint32_t)fid);
     const struct btf_type *t = f ? btf__type_by_id(b, f->type) : nullptr;
     if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1) return t;
   }
-  int id = find(b, "btf_trace_" + event, BTF_KIND_TYPEDEF);
+  int id = find(b, std::string(kProtoTypedefPrefix) + event, BTF_KIND_TYPEDEF);
   if (id < 0) return nullptr;
   const struct btf_type *t = btf__type_by_id(b, strip(b, (uint32_t)id));
   if (t && btf_is_ptr(t)) t = btf__type_by_id(b, strip(b, t->type));
@@ -478,9 +483,11 @@ std::optional<std::vector<TracepointArg>> TracepointProtos::args(const std::stri
         const struct btf_type *t = btf__type_by_id(bt, id);
         if (!t || (!btf_is_func(t) && !btf_is_typedef(t))) continue;
         const char *n = btf__name_by_offset(bt, t->name_off);
-        if (n && (!std::strncmp(n, "__bpf_trace_", 12) || !std::strncmp(n, "__probestub_", 12) ||
-                  !std::strncmp(n, "btf_trace_", 10)))
-          at->second.emplace(n, id);
+        if (!n) continue;
+        std::string_view name(n);
+        bool wanted = name.starts_with(kProtoTypedefPrefix);
+        for (std::string_view prefix : kProtoFuncPrefixes) wanted |= name.starts_with(prefix);
+        if (wanted) at->second.emplace(n, id);
       }
     }
     return at->second;
