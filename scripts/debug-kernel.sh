@@ -85,5 +85,8 @@ if [ ! -f "$inst/boot/vmlinuz-$rel" ]; then
 	(cd "$src" && make -s INSTALL_MOD_PATH="$inst" modules_install) >>"$dir/build.log" 2>&1
 	ln -sfn "$src" "$inst/lib/modules/$rel/build"
 fi
+# 'source' as Debian's packages have it (the samples' walk-throughs read it);
+# outside the block above, so that an install from before it gets it too.
+[ -e "$inst/lib/modules/$rel/source" ] || ln -sfn "$src" "$inst/lib/modules/$rel/source"
 echo "debug $rel" >"$cache/debug-kernel.list"
 if [ "${1:-}" = --kdir ]; then echo "$src"; else echo "$rel"; fi

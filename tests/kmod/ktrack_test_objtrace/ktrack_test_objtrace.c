@@ -106,8 +106,12 @@ static struct kt_obj *kt_alloc_at(unsigned long want)
 	return o;
 }
 
-/* Under KASAN: keep an object of o's slab allocated (see kt_want). */
-static void kt_pin_slab(struct kt_obj *o)
+/*
+ * Under KASAN: keep an object of o's slab allocated (see kt_want).  notrace:
+ * not a function of the path the tests follow (under KASAN it is not
+ * inlined, and the object passes through it).
+ */
+static notrace void kt_pin_slab(struct kt_obj *o)
 {
 	struct kt_obj *held[16];
 	int n = 0;
