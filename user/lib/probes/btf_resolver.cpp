@@ -197,15 +197,16 @@ int find_type(const struct btf *b, const std::string &name, int kind) {
   return btf__find_by_name_kind(b, name.c_str(), (uint32_t)kind);
 }
 
+// The names tracepoint_proto() looks up, and TracepointProtos indexes:
+// functions first, then the typedef.
+constexpr std::string_view kProtoFuncPrefixes[] = {"__bpf_trace_", "__probestub_"};
+constexpr std::string_view kProtoTypedefPrefix = "btf_trace_";
+
 // The prototype of tracepoint 'event' (its first parameter is 'void
 // *__data'); null when 'b' does not describe it.  The argument names:
 // btf_trace_<event> has none, but the functions that take the same
 // arguments do: __bpf_trace_<event> (BPF's raw tracepoint glue, 6.1 and
 // 6.12) and __probestub_<event> (6.12).
-// The names tracepoint_proto() looks up: functions first, then the typedef.
-constexpr std::string_view kProtoFuncPrefixes[] = {"__bpf_trace_", "__probestub_"};
-constexpr std::string_view kProtoTypedefPrefix = "btf_trace_";
-
 const struct btf_type *tracepoint_proto(const struct btf *b, const std::string &event,
                                         const FindType &find = find_type) {
   for (std::string_view prefix : kProtoFuncPrefixes) {
