@@ -144,3 +144,29 @@ TEST(Profile, SortAndLimit) {
   std::string out = capture([&](Out &x) { q.print(x); });
   EXPECT_EQ(out.find("func_b"), std::string::npos) << out;
 }
+
+TEST(Profile, ExitBeforeEntryOnAnotherCpuIsAHitWithoutTime) {
+  // The local clock is per CPU: a call that moved from CPU 0 to CPU 1 can
+  // end at a timestamp earlier than its entry.  Not a zero-length call.
+  auto n = names();
+  Stream st;
+  st.entry(1000, 0, 100, kA).exit(900, 1, 100, kA);
+  st.entry(2000, 1, 100, kA).exit(2500, 1, 100, kA);
+  ProfileOptions o;
+  Profile p(o, n);
+  for (auto &s : st.samples) p.add(s);
+  auto r = row(p.rows(), "func_a");
+  EXPECT_EQ(r.st.hits, 2u);
+  EXPECT_EQ(r.st.timed, 1u);
+  EXPECT_EQ(r.st.total, 500u);
+  EXPECT_EQ(r.st.min, 500u);
+  std::string out = capture([&](Out &x) { p.print(x); });
+  EXPECT_NE(out.find("1 calls ended on a CPU whose clock read earlier than their entry's"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("--clock mono"), std::string::npos);
+  o.json = true;
+  Profile pj(o, n);
+  for (auto &s : st.samples) pj.add(s);
+  std::string js = capture([&](Out &x) { pj.print(x); });
+  EXPECT_NE(js.find("{\"calls_untimed_clock_skew\":1}"), std::string::npos) << js;
+}
