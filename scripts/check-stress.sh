@@ -33,7 +33,7 @@ for k in ${KTRACK_STRESS_KERNELS:-6.1 6.12 debug}; do
 		"$root/tests/vm/run" --kernel "$k" --timeout 14000 -- "$root/tests/kernel/run-all" \
 		2>&1 | tee "$logs/$k.log" | grep -vE '^#  +(RUN|OK) |^# +OK '
 	a=${PIPESTATUS[0]}
-	KTRACK_STRESS_ITERS=200 KTRACK_TEST_TIMEOUT=7200 \
+	KTRACK_VM_TCG_THREAD=multi KTRACK_STRESS_ITERS=200 KTRACK_TEST_TIMEOUT=7200 \
 		"$root/tests/vm/run" --kernel "$k" --timeout 14000 -- "$root/tests/kernel/run-all" capture_stopstart \
 		2>&1 | tee -a "$logs/$k.log" | grep -vE '^#  +(RUN|OK) |^# +OK '
 	rc=$((a | PIPESTATUS[0]))

@@ -98,30 +98,48 @@ section "VM lane self-test (a planted WARN must fail the lane)"
 "$root/tests/vm/selftest" | tee "$logs/selftest.log"
 add "$(grep -c '^ok ' "$logs/selftest.log")" "$(grep -c '^not ok ' "$logs/selftest.log")" 0 "VM lane self-test"
 
-for k in ${KTRACK_KERNELS:-6.1 6.12}; do
-	section "in-VM suite on $k"
-	summary=$(mktemp)
-	# shellcheck disable=SC2086
-	"$root/tests/vm/run" --kernel "$k" --timeout 1500 -- bash -c \
-		'"$0" "$@"; rc=$?; cp "$KTRACK_VM_OUT/summary" '"$summary"'.tmp 2>/dev/null; exit $rc' \
-		"$root/tests/kernel/run-all" ${KTRACK_TESTS:-} 2>&1 | tee "$logs/vm-$k.log" |
-		grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test' 
+# vm_suite KERNEL TCG_THREAD LOG LABEL RUN-ALL-ARGS...: one guest running
+# tests/kernel/run-all; its counts go to the total.
+vm_suite() {
+	local k=$1 thread=$2 log=$logs/$3.log label=$4 rc counts p f s
+	shift 4
+	section "$label"
+	KTRACK_VM_TCG_THREAD=$thread "$root/tests/vm/run" --kernel "$k" --timeout 1500 -- \
+		"$root/tests/kernel/run-all" "$@" 2>&1 | tee "$log" |
+		grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test'
 	rc=${PIPESTATUS[0]}
-	# The guest wrote its counts to its results share; the line is in the log too.
-	counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$logs/vm-$k.log" | tail -n1 |
+	counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n1 |
 		sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
-	rm -f "$summary" "$summary.tmp"
 	if [ -z "$counts" ]; then
 		f=1
-		add 0 1 0 "in-VM suite on $k (no summary; exit $rc)"
+		add 0 1 0 "$label (no summary; exit $rc)"
 	else
 		read -r p f s <<<"$counts"
 		# A kernel splat fails the run even when every assertion passed.
 		if ((rc != 0 && f == 0)); then f=1; fi
-		add "$p" "$f" "$s" "in-VM suite on $k"
+		add "$p" "$f" "$s" "$label"
 	fi
-	((rc != 0 || f != 0)) && why "in-VM suite on $k" "$logs/vm-$k.log"
-	grep -E '^ok [0-9]+.*# *SKIP' "$logs/vm-$k.log" | sed "s/^/skipped on $k: /" || true
+	((rc != 0 || f != 0)) && why "$label" "$log"
+	grep -E '^ok [0-9]+.*# *SKIP' "$log" | sed "s/^/skipped on $k: /" || true
+}
+
+# The in-VM suite runs under single-threaded TCG: its probes patch code
+# that the other vCPU is running (kfree() for objtrace, 9pnet's
+# tracepoints on the 9p root), which multi-threaded TCG emulates wrongly
+# (tests/vm/run, KTRACK_VM_TCG_THREAD; seen: a soft lockup in
+# p9_client_prepare_req() while probe_modtp armed 9p/9p_client_req).  The
+# capture start/stop test waits for each arm while its callers keep the
+# other vCPU busy, which is far slower in turns: it gets a second guest
+# with multi-threaded TCG (it patches only its test function).
+capture=1
+if [ -n "${KTRACK_TESTS:-}" ]; then
+	capture=0
+	for pat in $KTRACK_TESTS; do [[ capture_stopstart == $pat ]] && capture=1; done
+fi
+for k in ${KTRACK_KERNELS:-6.1 6.12}; do
+	# shellcheck disable=SC2086
+	KTRACK_EXCLUDE=capture_stopstart vm_suite "$k" single "vm-$k" "in-VM suite on $k" ${KTRACK_TESTS:-}
+	((capture)) && vm_suite "$k" multi "vm-capture-$k" "capture start/stop on $k" capture_stopstart
 done
 
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do

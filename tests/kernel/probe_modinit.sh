@@ -85,6 +85,8 @@ for l in open(sys.argv[1]):
     if not l.startswith("{"):
         continue
     r = json.loads(l)
+    if "func" not in r:
+        continue  # summary lines: {"lost": ...}, {"calls_untimed_clock_skew": N}
     f = r["func"].split("+")[0].split(" ")[0]
     if f in want:
         assert r["hits"] == want[f] and r["timed"] == want[f] and r["total_ns"] > 0, r
