@@ -34,6 +34,7 @@ bool CallTracker::exit(const Sample &s, Call &out) {
     unmatched_entries_ += stack->size() - 1 - i;
     out = (*stack)[i];
     out.exit_ts = s.ts;
+    if (out.exit_ts < out.entry_ts) ++backwards_;
     stack->resize(i);
     if (!stack->empty()) stack->back().child_ns += out.duration();
     return true;

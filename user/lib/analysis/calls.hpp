@@ -51,11 +51,16 @@ class CallTracker {
 
   uint64_t unmatched_entries() const { return unmatched_entries_; }
   uint64_t orphan_exits() const { return orphan_exits_; }
+  // Closed calls whose exit timestamp precedes the entry's: the per-CPU
+  // local clock of the exit's CPU read behind the entry's (the task moved).
+  // Their duration() is 0; views should not count it as a time.
+  uint64_t backwards() const { return backwards_; }
 
  private:
   FlatMap<std::vector<Call>> tasks_{256};
   uint64_t unmatched_entries_ = 0;
   uint64_t orphan_exits_ = 0;
+  uint64_t backwards_ = 0;
 };
 
 }  // namespace ktrack::analysis

@@ -76,13 +76,9 @@ void Profile::add(const Sample &s) {
       int64_t d;
       bool have_d = duration_field_ >= 0 && names_.field_value(s, duration_field_, d) && d >= 0;
       if (calls_.exit(s, c)) {
-        if (!have_d && c.exit_ts < c.entry_ts) {
-          // The per-CPU local clock of the exit's CPU runs behind the
-          // entry's (the task moved CPU): no duration to give.  The entry
-          // already counted the hit.
-          ++backwards_;
-          return;
-        }
+        // Clock skew (CallTracker::backwards()): no duration to give; the
+        // entry already counted the hit.
+        if (!have_d && c.exit_ts < c.entry_ts) return;
         uint64_t dur = have_d ? static_cast<uint64_t>(d) : c.duration();
         timed(c.ip, c.parent_ip, dur, dur > c.child_ns ? dur - c.child_ns : 0);
       } else {
@@ -178,8 +174,9 @@ void Profile::print(Out &out) {
       out.maybe_flush();
     }
     lost_.print(out, c, true);
-    if (backwards_)
-      fmt::format_to(std::back_inserter(out.buf()), "{{\"calls_untimed_clock_skew\":{}}}\n", backwards_);
+    if (calls_.backwards())
+      fmt::format_to(std::back_inserter(out.buf()), "{{\"calls_untimed_clock_skew\":{}}}\n",
+                     calls_.backwards());
     out.flush();
     return;
   }
@@ -202,12 +199,12 @@ void Profile::print(Out &out) {
   if (calls_.unmatched_entries() || calls_.orphan_exits())
     out.print("{}{} entries without exit and {} exits without entry were counted as hits without time{}\n",
               c.dim, calls_.unmatched_entries(), calls_.orphan_exits(), c.reset);
-  if (backwards_)
+  if (calls_.backwards())
     out.print(
         "{}{} calls ended on a CPU whose clock read earlier than their entry's (the task moved CPU "
-        "and the per-CPU local clock is not synchronized): counted as hits without time; record "
-        "with --clock mono to time them{}\n",
-        c.dim, backwards_, c.reset);
+        "and the per-CPU local clock is not synchronized): without a $duration field they count as "
+        "hits without time; record with --clock mono to time them{}\n",
+        c.dim, calls_.backwards(), c.reset);
   out.flush();
 }
 

@@ -48,7 +48,6 @@ class Profile {
   ProfileOptions opt_;
   const Names &names_;
   CallTracker calls_;
-  uint64_t backwards_ = 0;  // calls whose exit timestamp precedes the entry's
   int duration_field_ = -1;
   FlatMap<FuncStats> funcs_{1024};
   FlatMap<FuncStats> callers_{1024};  // by caller_keys_ key
