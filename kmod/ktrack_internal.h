@@ -34,6 +34,7 @@ struct ktrack_reservation {
 	int cpu;
 	unsigned long irqflags;	/* for the transport's use */
 	u64 pos;		/* for the transport's use */
+	u32 records;		/* 1, or 2 for a linked pair */
 };
 
 void *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
@@ -50,6 +51,14 @@ int ktrack_session_write(struct ktrack_session *s, u16 type,
  */
 int ktrack_session_write_meta(struct ktrack_session *s, u16 type,
 			      const void *payload, u32 len);
+
+/*
+ * Two records as one unit (KTRACK_RECF_LINKED on the first): one
+ * reservation, so nothing falls between them and neither is dropped,
+ * overwritten or read without the other.  0 or -ENOSPC (both dropped).
+ */
+int ktrack_session_write_linked(struct ktrack_session *s, u16 type, const void *payload,
+				u32 len, u16 type2, const void *payload2, u32 len2);
 
 /* Every running session gets the record (ktrack_session_write_meta()). */
 void ktrack_emit_meta(u16 type, const void *payload, u32 len);

@@ -7,6 +7,7 @@
  * bounds re-entry (a probe hit from inside a handler).
  */
 #include <linux/kprobes.h>
+#include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
@@ -21,9 +22,20 @@
 #define KT_NEST_MAX	4	/* task, softirq, hardirq, NMI */
 #define KT_SCRATCH	(sizeof(struct ktrack_rec_probe) + KTRACK_PROBE_MAX_DATA)
 
+/*
+ * Frames a stack trace taken in the handler has above the probed context:
+ * ktrack's own, then the probe machinery's (kprobe/ftrace/fprobe/rethook
+ * handlers, trampolines, the int3 path).  They are saved, then cut off.
+ */
+#define KT_STACK_ABOVE	24
+
 struct kt_scratch {
 	int nest;
 	u64 buf[KT_NEST_MAX][KT_SCRATCH / sizeof(u64)];
+	/* the raw trace, then the STACK record built from it */
+	unsigned long raw[KT_NEST_MAX][KTRACK_PROBE_MAX_STACK + KT_STACK_ABOVE];
+	u64 stack[KT_NEST_MAX][(sizeof(struct ktrack_rec_stack) +
+				KTRACK_PROBE_MAX_STACK * sizeof(u64)) / sizeof(u64)];
 };
 
 static struct kt_scratch __percpu *kt_scratch;
@@ -399,17 +411,38 @@ push:
 }
 NOKPROBE_SYMBOL(kt_filter);
 
-static notrace void kt_emit_stack(struct kt_probe *p, u64 *buf)
+/*
+ * The hit's kernel stack as a STACK record in 'st': the probed function
+ * ('ip', for entries and exits), then its caller chain from 'parent_ip'
+ * on.  stack_trace_save_regs(), which would start at the probed context,
+ * is not exported to modules, so the trace is taken here and cut where
+ * the parent's return address appears; without it (e probes, a parent
+ * the unwinder did not see) only ktrack's own frames are cut.
+ */
+static notrace u32 kt_build_stack(struct kt_probe *p, struct ktrack_rec_stack *st,
+				  unsigned long *raw, u16 event, u64 ip, u64 parent_ip)
 {
-	struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)buf;
+	u32 n = stack_trace_save(raw, p->stack_depth + KT_STACK_ABOVE, 0);
+	u32 i, first = 0, nr = 0;
 
-	/* skip the probe machinery's own frames: emit, handler, kprobes */
+	for (i = 0; parent_ip && i < n && i <= KT_STACK_ABOVE; i++)
+		if (raw[i] == parent_ip)
+			break;
+	if (parent_ip && i < n && i <= KT_STACK_ABOVE) {
+		first = i;
+		if (event != KTRACK_PROBE_EV_TP && ip)
+			st->ips[nr++] = ip;
+	} else {
+		while (first < n && within_module(raw[first], THIS_MODULE))
+			first++;
+	}
+	for (i = first; i < n && nr < p->stack_depth; i++)
+		st->ips[nr++] = raw[i];
 	st->probe_id = p->id;
-	st->nr = stack_trace_save((unsigned long *)st->ips, p->stack_depth, 0);
-	ktrack_session_write(p->session, KTRACK_REC_STACK, st,
-			     sizeof(*st) + st->nr * sizeof(st->ips[0]));
+	st->nr = nr;
+	return sizeof(*st) + nr * sizeof(st->ips[0]);
 }
-NOKPROBE_SYMBOL(kt_emit_stack);
+NOKPROBE_SYMBOL(kt_build_stack);
 
 notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 			   u64 ip, u64 parent_ip)
@@ -462,12 +495,18 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		this_cpu_inc(p->stats->dropped);
 		goto out;
 	}
-	if (ktrack_session_write(p->session, KTRACK_REC_PROBE, rec, sizeof(*rec) + dyn)) {
-		this_cpu_inc(p->stats->dropped);
+	if (p->stack_depth) {
+		/* one reservation for both: no record between them, no half pair */
+		struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)sc->stack[nest - 1];
+		u32 slen = kt_build_stack(p, st, sc->raw[nest - 1], event, ip, parent_ip);
+
+		if (ktrack_session_write_linked(p->session, KTRACK_REC_PROBE, rec,
+						sizeof(*rec) + dyn, KTRACK_REC_STACK, st, slen))
+			this_cpu_inc(p->stats->dropped);
 		goto out;
 	}
-	if (p->stack_depth)
-		kt_emit_stack(p, sc->buf[nest - 1]);
+	if (ktrack_session_write(p->session, KTRACK_REC_PROBE, rec, sizeof(*rec) + dyn))
+		this_cpu_inc(p->stats->dropped);
 out:
 	this_cpu_dec(kt_scratch->nest);
 	preempt_enable_notrace();

@@ -90,11 +90,12 @@ static notrace bool filtered_out(const struct ktrack_session *s, int cpu)
 	return true;
 }
 
-static notrace void note_lost(struct ktrack_ring *r, u64 ts)
+/* 'n' records dropped at 'ts' (2 for a linked pair). */
+static notrace void note_lost(struct ktrack_ring *r, u64 ts, u32 n)
 {
 	local_cmpxchg(&r->lost_first_ts, 0, (long)ts);
 	local_set(&r->lost_last_ts, (long)ts);
-	local_inc(&r->lost_pending);
+	local_add(n, &r->lost_pending);
 }
 
 /*
@@ -140,22 +141,33 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 		u64 off = oldest & ring_mask(r);
 		u16 len = READ_ONCE(*(u16 *)(r->data + off));
 		u16 type = READ_ONCE(*(u16 *)(r->data + off + 2));
+		u32 unit = len;
 
 		if (oldest >= head || len < 8 || (len & 7) || off + len > r->size) {
 			ok = false;
 			break;
 		}
 		if (type != KTRACK_REC_PAD) {
-			index += rec_weight(r->data + off, type);
+			/* a linked pair goes as one: never a STACK without its PROBE */
+			unit = len >= sizeof(struct ktrack_rec_hdr) ? ring_unit_len(r, off, len) : 0;
+			if (!unit || oldest + unit > head) {
+				ok = false;
+				break;
+			}
+			index += rec_weight(r->data + off, type) + (unit != len);
 			/*
 			 * 'overwritten' counts records of 'written' only: a LOST
 			 * record's count is already in lost_full (stats equations).
+			 * A mapper's tail may sit between the two of a pair.
 			 */
-			if (ring_steal(r, oldest, len) && oldest >= tail &&
-			    type != KTRACK_REC_LOST)
-				unread++;
+			if (ring_steal(r, oldest, unit)) {
+				if (oldest >= tail && type != KTRACK_REC_LOST)
+					unread++;
+				if (unit != len && oldest + len >= tail)
+					unread++;
+			}
 		}
-		oldest += len;
+		oldest += unit;
 	}
 	WRITE_ONCE(r->oldest, oldest);
 	WRITE_ONCE(r->oldest_index, index);
@@ -277,7 +289,7 @@ static notrace void give_back_lost(struct ktrack_ring *r, long n, long first, lo
  * that came before it.
  */
 static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r, u32 len,
-				u64 ts, bool carrier)
+				u32 records, u64 ts, bool carrier)
 {
 	long pending = local_read(&r->lost_pending), first = 0, last = 0;
 	u64 head, end, off, pad;
@@ -305,8 +317,8 @@ static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r,
 			 * finds no room it must not count as one more loss.
 			 */
 			if (!carrier) {
-				note_lost(r, ts);
-				local_inc(&r->lost_full);
+				note_lost(r, ts, records);
+				local_add(records, &r->lost_full);
 			}
 			return NULL;
 		}
@@ -349,10 +361,15 @@ static inline bool too_big(const struct ktrack_ring *r, u32 len)
  */
 enum ring_reserve_kind { RESERVE_EVENT, RESERVE_META, RESERVE_FORCED };
 
+/*
+ * 'link_len' > 0: room for a second record of that many bytes (header
+ * included, aligned) after this one, claimed with it (a linked pair).
+ */
 static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
-				  struct ktrack_reservation *res, enum ring_reserve_kind kind,
-				  int on_cpu)
+				  u32 link_len, struct ktrack_reservation *res,
+				  enum ring_reserve_kind kind, int on_cpu)
 {
+	u32 records = link_len ? 2 : 1;
 	struct ktrack_ring *r;
 	u32 len;
 	u64 ts;
@@ -371,19 +388,20 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	cpu = on_cpu >= 0 ? on_cpu : smp_processor_id();
 	r = s->rings[cpu];
 	if (kind == RESERVE_EVENT && filtered_out(s, cpu)) {
-		local_inc(&r->filtered);
+		local_add(records, &r->filtered);
 		goto out;
 	}
 	ts = session_clock(s);
 	len = ALIGN(sizeof(struct ktrack_rec_hdr) + payload_len, KTRACK_REC_ALIGN);
-	if (payload_len > KTRACK_REC_MAX || too_big(r, len)) {
-		note_lost(r, ts);
-		local_inc(&r->lost_too_big);
+	if (payload_len > KTRACK_REC_MAX || link_len > KTRACK_REC_MAX ||
+	    too_big(r, len + link_len)) {
+		note_lost(r, ts, records);
+		local_add(records, &r->lost_too_big);
 		goto out;
 	}
 	local_inc(&r->nest);
 	barrier();
-	p = ring_claim(s, r, len, ts, kind == RESERVE_FORCED);
+	p = ring_claim(s, r, len + link_len, records, ts, kind == RESERVE_FORCED);
 	if (!p) {
 		ring_put(r);
 		goto out;
@@ -391,8 +409,16 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	/* Zero the alignment tail: no stale bytes between records. */
 	*(u64 *)((u8 *)p + len - 8) = 0;
 	fill_hdr(p, len, type, cpu, ts);
+	if (link_len) {
+		struct ktrack_rec_hdr *h2 = (struct ktrack_rec_hdr *)((u8 *)p + len);
+
+		((struct ktrack_rec_hdr *)p)->flags |= KTRACK_RECF_LINKED;
+		*(u64 *)((u8 *)h2 + link_len - 8) = 0;
+		fill_hdr(h2, link_len, KTRACK_REC_PAD, cpu, ts);
+	}
 	res->rec = p;
-	res->len = len;
+	res->len = len + link_len;
+	res->records = records;
 	res->cpu = cpu;
 	res->pos = 0;
 	res->irqflags = 0;
@@ -405,13 +431,13 @@ out:
 void notrace *ktrack_ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
 				  struct ktrack_reservation *res)
 {
-	return ring_reserve(s, type, payload_len, res, RESERVE_EVENT, -1);
+	return ring_reserve(s, type, payload_len, 0, res, RESERVE_EVENT, -1);
 }
 
 int ktrack_session_write_meta(struct ktrack_session *s, u16 type, const void *payload, u32 len)
 {
 	struct ktrack_reservation res;
-	u8 *p = ring_reserve(s, type, len, &res, RESERVE_META, -1);
+	u8 *p = ring_reserve(s, type, len, 0, &res, RESERVE_META, -1);
 
 	if (!p)
 		return -ENOSPC;
@@ -426,7 +452,7 @@ static notrace void ring_commit(struct ktrack_session *s, struct ktrack_reservat
 	struct ktrack_ring *r = s->rings[res->cpu];
 
 	if (counted) {
-		local_inc(&r->written);
+		local_add(res->records, &r->written);
 		local_add(res->len, &r->bytes);
 	}
 	ring_put(r);
@@ -452,6 +478,27 @@ int notrace ktrack_session_write(struct ktrack_session *s, u16 type, const void 
 	return 0;
 }
 
+int notrace ktrack_session_write_linked(struct ktrack_session *s, u16 type, const void *payload,
+					u32 len, u16 type2, const void *payload2, u32 len2)
+{
+	u32 len_a = ALIGN(sizeof(struct ktrack_rec_hdr) + len, KTRACK_REC_ALIGN);
+	u32 len_b = ALIGN(sizeof(struct ktrack_rec_hdr) + len2, KTRACK_REC_ALIGN);
+	struct ktrack_reservation res;
+	struct ktrack_rec_hdr *h2;
+	u8 *p;
+
+	p = ring_reserve(s, type, len, len_b, &res, RESERVE_EVENT, -1);
+	if (!p)
+		return -ENOSPC;
+	memcpy(p, payload, len);
+	/* ring_reserve() filled the second header as PAD: give it its type */
+	h2 = (struct ktrack_rec_hdr *)((u8 *)res.rec + len_a);
+	memcpy(h2 + 1, payload2, len2);
+	h2->type = type2;
+	ktrack_ring_commit(s, &res);
+	return 0;
+}
+
 /* Runs on the ring's CPU (IPI) or with the CPU offline: no writer races. */
 static void ring_flush_one(void *arg)
 {
@@ -461,7 +508,7 @@ static void ring_flush_one(void *arg)
 	if (!local_read(&r->lost_pending))
 		return;
 	/* A zero-payload reservation carries the pending LOST record. */
-	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, &res, RESERVE_FORCED, r->cpu))
+	if (ring_reserve(r->s, KTRACK_REC_PAD, 0, 0, &res, RESERVE_FORCED, r->cpu))
 		ring_commit(r->s, &res, false);
 }
 

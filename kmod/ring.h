@@ -70,6 +70,28 @@ static __always_inline u64 rec_weight(const u8 *rec, u16 type)
 	return 1;
 }
 
+/*
+ * Bytes of the unit that starts with the record at 'off' (len 'len',
+ * already checked): the record alone, or with the record linked to it
+ * (KTRACK_RECF_LINKED), which the writer claimed in the same reservation
+ * and which overwrite reclaim and read() take only together.  0 when the
+ * link leads nowhere valid (the caller treats the ring as corrupt).
+ */
+static __always_inline u32 ring_unit_len(const struct ktrack_ring *r, u64 off, u16 len)
+{
+	u16 flags = READ_ONCE(((const struct ktrack_rec_hdr *)(r->data + off))->flags);
+	u16 len2;
+
+	if (!(flags & KTRACK_RECF_LINKED))
+		return len;
+	if (off + len + sizeof(struct ktrack_rec_hdr) > r->size)
+		return 0;
+	len2 = READ_ONCE(*(const u16 *)(r->data + off + len));
+	if (len2 < sizeof(struct ktrack_rec_hdr) || (len2 & 7) || off + len + len2 > r->size)
+		return 0;
+	return len + len2;
+}
+
 /* ring_alloc.c: allocate and publish s->rings; under s->mmap_lock. */
 int ktrack_rings_alloc(struct ktrack_session *s);
 /* Free them with the session (last reference). */

@@ -119,6 +119,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 		u64 head = smp_load_acquire(&r->pub_head);
 		u64 off, w = 1;
 		u16 len, type;
+		u32 unit;
 
 		if (ow) {
 			ring_read_oldest(r, &oldest, &oindex);
@@ -178,12 +179,25 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 		 */
 		if (type == KTRACK_REC_LOST)
 			w = rec_weight(r->data + off, type);
+		/* a linked pair is copied, claimed and counted as one */
+		unit = type == KTRACK_REC_PAD ? len : ring_unit_len(r, off, len);
+		if (!unit || unit > head - tail) {
+			if (ow) {
+				ring_read_oldest(r, &oldest, &oindex);
+				if (oldest > tail)
+					continue;
+			}
+			ret = -EIO;
+			break;
+		}
+		if (unit != len)
+			w = 2;
 		if (type != KTRACK_REC_PAD) {
-			if (count - *done < len) {
+			if (count - *done < unit) {
 				ret = *done ? 0 : -EINVAL;
 				break;
 			}
-			if (copy_to_user(buf + *done, r->data + off, len)) {
+			if (copy_to_user(buf + *done, r->data + off, unit)) {
 				ret = -EFAULT;
 				break;
 			}
@@ -203,7 +217,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			 */
 			c = READ_ONCE(r->consumed);
 			if (type != KTRACK_REC_PAD &&
-			    (c > tail || cmpxchg(&r->consumed, c, tail + len) != c)) {
+			    (c > tail || cmpxchg(&r->consumed, c, tail + unit) != c)) {
 				ring_read_oldest(r, &oldest, &oindex);
 				if (oldest > tail)
 					continue;
@@ -216,13 +230,13 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			}
 		}
 		if (type != KTRACK_REC_PAD) {
-			*done += len;
+			*done += unit;
 			index += w;
 			/* 'read' counts records of 'written': not LOST markers. */
 			if (type != KTRACK_REC_LOST)
-				nread++;
+				nread += unit != len ? 2 : 1;
 		}
-		tail += len;
+		tail += unit;
 	}
 	WRITE_ONCE(ctrl->tail_index, index);
 	/* Release: our copies are done before the writer reuses the space. */

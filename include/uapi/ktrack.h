@@ -25,6 +25,7 @@
 #define KTRACK_FEAT_FUNCS_MODULE (1ULL << 11)	/* f MOD:GLOB, resolved at the module's load */
 #define KTRACK_FEAT_EVENT_PROBE	(1ULL << 12)	/* e probes: a trace event's fields */
 #define KTRACK_FEAT_EVENT_BY_NAME (1ULL << 13)	/* KTRACK_FETCH_F_BY_NAME: e probes on modules not loaded */
+#define KTRACK_FEAT_LINKED_STACK (1ULL << 14)	/* a STACK record is linked to its PROBE record */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -53,6 +54,13 @@ struct ktrack_rec_hdr {
 #define KTRACK_RECF_CTX_HARDIRQ	0x2
 #define KTRACK_RECF_CTX_NMI	0x3
 #define KTRACK_RECF_CTX_MASK	0x3
+/*
+ * The next record on this CPU belongs to this one (a probe hit's
+ * KTRACK_REC_STACK after its KTRACK_REC_PROBE): the two are written,
+ * dropped, overwritten and returned by read() together, and nothing falls
+ * between them (KTRACK_FEAT_LINKED_STACK).
+ */
+#define KTRACK_RECF_LINKED	0x4
 enum ktrack_rec_type {
 	KTRACK_REC_PAD		= 0,	/* filler, skip */
 	KTRACK_REC_LOST		= 1,	/* struct ktrack_rec_lost */

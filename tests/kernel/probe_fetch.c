@@ -6,6 +6,8 @@
  * $duration are right; filters pass exactly the expected hits; hits equal
  * calls; faulting reads record the marker.
  */
+#include <sys/sysinfo.h>
+
 #include "kselftest_harness.h"
 #include "probe_common.h"
 
@@ -224,6 +226,210 @@ TEST_F(probe, filter_passes_exactly_the_expected_hits)
 	ASSERT_EQ(0, pt_info(self->fd, idn, &info));
 	EXPECT_EQ(4, info.hits);
 	EXPECT_EQ(4, info.filtered);
+}
+
+/* Lowest and highest text address of module 'mod' in /proc/kallsyms. */
+static void pt_module_text(const char *mod, unsigned long *lo, unsigned long *hi)
+{
+	char line[512], sym[256], tag[128], want[130];
+	unsigned long addr;
+	char type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	*lo = ~0UL;
+	*hi = 0;
+	snprintf(want, sizeof(want), "[%s]", mod);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %255s %127s", &addr, &type, sym, tag) == 4 &&
+		    (type == 't' || type == 'T') && !strcmp(tag, want)) {
+			if (addr < *lo)
+				*lo = addr;
+			if (addr > *hi)
+				*hi = addr;
+		}
+	fclose(f);
+}
+
+/*
+ * A --stack probe's PROBE and STACK records are one unit (review finding
+ * #15): in a 1-page ring with no reader, in discard and overwrite mode,
+ * over a sweep of record sizes, every PROBE record is directly followed by
+ * its STACK record and every STACK follows its PROBE (never one without
+ * the other, nothing between them); the counters count both; the stack
+ * starts at the probed function, then its caller, with no frame in ktrack.ko.
+ */
+TEST_F(probe, stack_record_linked_to_its_hit_in_a_full_ring)
+{
+	unsigned long fn = pt_kallsyms("ktrack_tpt_glob_three"), lo, hi;
+	static const unsigned int depths[] = { 1, 2, 5, 8 };
+	unsigned int mode, di, nargs, pairs_total = 0;
+	int ncpu = get_nprocs_conf();
+	struct ktrack_cpu_stats *cs = calloc(ncpu, sizeof(*cs));
+
+	ASSERT_NE(0, fn);
+	ASSERT_NE(NULL, cs);
+	pt_module_text("ktrack", &lo, &hi);
+	ASSERT_LT(lo, hi);
+	hi += 4096;	/* the last function's body */
+	for (mode = KTRACK_MODE_DISCARD; mode <= KTRACK_MODE_OVERWRITE; mode++)
+	for (di = 0; di < sizeof(depths) / sizeof(depths[0]); di++)
+	for (nargs = 0; nargs <= 6; nargs += 2) {
+		struct ktrack_config c = { .size = sizeof(c), .buf_pages = 1, .mode = mode };
+		struct ktrack_stats st = { .size = sizeof(st), .nr_cpus = ncpu,
+					   .cpus_ptr = (uintptr_t)cs };
+		char spec[256], extra[32];
+		uint64_t written = 0, lost = 0, overwritten = 0, nread = 0;
+		size_t len, pos = 0;
+		unsigned int i, pairs = 0;
+		int fd = open("/dev/ktrack", O_RDWR | O_CLOEXEC), id;
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_SET_CONFIG, &c));
+		len = snprintf(spec, sizeof(spec), "p:lk ktrack_tpt_glob_three");
+		for (i = 0; i < nargs; i++)
+			len += snprintf(spec + len, sizeof(spec) - len, " a%u=$arg1:u64", i);
+		snprintf(extra, sizeof(extra), "--stack %u", depths[di]);
+		id = pt_add(fd, spec, extra);
+		ASSERT_LT(0, id);
+		ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_START));
+		pt_calls(_metadata, 200);
+		ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_STOP));
+		len = pt_drain(fd, self->buf, BUFSZ);
+		while (pos + sizeof(struct ktrack_rec_hdr) <= len) {
+			struct ktrack_rec_hdr *h = (struct ktrack_rec_hdr *)(self->buf + pos);
+			struct ktrack_rec_hdr *h2 = (struct ktrack_rec_hdr *)(self->buf + pos + h->len);
+			struct ktrack_rec_probe *r = (struct ktrack_rec_probe *)(h + 1);
+			struct ktrack_rec_stack *sk = (struct ktrack_rec_stack *)(h2 + 1);
+
+			ASSERT_LE(sizeof(*h), h->len);
+			/* a STACK is only ever met as the second of a pair */
+			ASSERT_NE(KTRACK_REC_STACK, h->type);
+			if (h->type != KTRACK_REC_PROBE) {
+				pos += h->len;
+				continue;
+			}
+			ASSERT_EQ(id, r->probe_id);
+			ASSERT_NE(0, h->flags & KTRACK_RECF_LINKED);
+			ASSERT_LE(pos + h->len + sizeof(*h2), len);
+			ASSERT_EQ(KTRACK_REC_STACK, h2->type);
+			ASSERT_EQ(0, h2->flags & KTRACK_RECF_LINKED);
+			ASSERT_EQ(h->ts, h2->ts);
+			ASSERT_EQ(id, sk->probe_id);
+			ASSERT_LT(0, sk->nr);
+			ASSERT_GE(depths[di], sk->nr);
+			/* the probed function (kprobes skip an endbr64: +4) */
+			EXPECT_EQ(r->ip, sk->ips[0]);
+			EXPECT_LE(fn, sk->ips[0]);
+			EXPECT_GT(fn + 16, sk->ips[0]);
+			if (sk->nr > 1)
+				EXPECT_EQ(r->parent_ip, sk->ips[1]);
+			for (i = 0; i < sk->nr; i++)
+				EXPECT_FALSE(sk->ips[i] >= lo && sk->ips[i] < hi)
+					TH_LOG("frame %u %#llx lies in ktrack.ko", i,
+					       (unsigned long long)sk->ips[i]);
+			pairs++;
+			pos += h->len + h2->len;
+		}
+		ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_GET_STATS, &st));
+		for (i = 0; i < st.nr_cpus && i < (unsigned int)ncpu; i++) {
+			written += cs[i].written;
+			lost += cs[i].lost_full + cs[i].lost_too_big;
+			overwritten += cs[i].overwritten;
+			nread += cs[i].read;
+		}
+		/* 200 hits, two records each: written or lost, and in pairs */
+		EXPECT_EQ(400, written + lost);
+		EXPECT_EQ(0, written % 2);
+		EXPECT_EQ(2 * pairs, nread);
+		EXPECT_EQ(written, nread + overwritten);
+		/* the ring held some but not all of them */
+		EXPECT_LT(0, pairs);
+		EXPECT_GT(200, pairs);
+		TH_LOG("mode %u depth %u args %u: %u pairs read, %llu lost, %llu overwritten",
+		       mode, depths[di], nargs, pairs, (unsigned long long)lost,
+		       (unsigned long long)overwritten);
+		pairs_total += pairs;
+		close(fd);
+	}
+	EXPECT_LT(0, pairs_total);
+	free(cs);
+}
+
+/*
+ * Every kind of probe cuts the same way: a kretprobe exit, an f entry and
+ * an f exit start at the probed function then its caller (parent_ip); a t
+ * probe at the function that hit the tracepoint; an e probe (perf's
+ * overflow path, no parent to cut at) with no frame of ktrack.ko either.
+ */
+TEST_F(probe, stack_of_every_probe_kind_starts_at_the_probed_context)
+{
+	struct {
+		const char *spec;
+		bool has_ip;	/* ips[0] is the record's ip, ips[1] its parent */
+		bool at_parent;	/* ips[0] is the record's parent_ip */
+		int id, seen;
+	} k[] = {
+		{ "r:sr ktrack_tpt_glob_two ret=$retval:s32", true, false },
+		{ "f:sf ktrack_tpt_glob_one", true, false },
+		{ "f:sx ktrack_tpt_glob_four%return", true, false },
+		{ "t:st ktrack_tpt/ktrack_tpt_hit seq=$arg1:s32", false, true },
+		{ "e:se ktrack_tpt/ktrack_tpt_hit", false, false },
+	};
+	__typeof__(k[0]) *kk;
+	unsigned long lo, hi;
+	size_t len, pos = 0;
+	unsigned int i, j;
+
+	pt_module_text("ktrack", &lo, &hi);
+	ASSERT_LT(lo, hi);
+	hi += 4096;
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		k[i].id = pt_add(self->fd, k[i].spec, "--stack 6");
+		ASSERT_LT(0, k[i].id) TH_LOG("%s", k[i].spec);
+	}
+	pt_calls(_metadata, 3);
+	ASSERT_EQ(0, pt_cmd("tp 3", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	while (pos + sizeof(struct ktrack_rec_hdr) <= len) {
+		struct ktrack_rec_hdr *h = (struct ktrack_rec_hdr *)(self->buf + pos);
+		struct ktrack_rec_hdr *h2 = (struct ktrack_rec_hdr *)(self->buf + pos + h->len);
+		struct ktrack_rec_probe *r = (struct ktrack_rec_probe *)(h + 1);
+		struct ktrack_rec_stack *sk = (struct ktrack_rec_stack *)(h2 + 1);
+
+		ASSERT_LE(sizeof(*h), h->len);
+		ASSERT_NE(KTRACK_REC_STACK, h->type);
+		pos += h->len;
+		if (h->type != KTRACK_REC_PROBE)
+			continue;
+		kk = NULL;
+		for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+			if (k[i].id == (int)r->probe_id)
+				kk = &k[i];
+		ASSERT_NE(NULL, kk);
+		ASSERT_LE(pos + sizeof(*h2), len);
+		ASSERT_EQ(KTRACK_REC_STACK, h2->type);
+		ASSERT_EQ(r->probe_id, sk->probe_id);
+		ASSERT_LT(1, sk->nr) TH_LOG("%s", kk->spec);
+		if (kk->has_ip) {
+			EXPECT_EQ(r->ip, sk->ips[0]) TH_LOG("%s", kk->spec);
+			EXPECT_EQ(r->parent_ip, sk->ips[1]) TH_LOG("%s", kk->spec);
+		} else if (kk->at_parent) {
+			EXPECT_EQ(r->parent_ip, sk->ips[0]) TH_LOG("%s", kk->spec);
+		}
+		for (j = 0; j < sk->nr; j++)
+			EXPECT_FALSE(sk->ips[j] >= lo && sk->ips[j] < hi)
+				TH_LOG("%s: frame %u %#llx lies in ktrack.ko", kk->spec, j,
+				       (unsigned long long)sk->ips[j]);
+		kk->seen++;
+		pos += h2->len;
+	}
+	for (kk = k; kk < k + sizeof(k) / sizeof(k[0]); kk++) {
+		const char *spec = kk->spec;
+
+		EXPECT_EQ(3, kk->seen) TH_LOG("%s", spec);
+	}
 }
 
 TEST_F(probe, hit_limit_stack_registers_and_symbols)

@@ -29,6 +29,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_FUNCS_MODULE, "funcs-module"},
       {KTRACK_FEAT_EVENT_PROBE, "event-probe"},
       {KTRACK_FEAT_EVENT_BY_NAME, "event-by-name"},
+      {KTRACK_FEAT_LINKED_STACK, "linked-stack"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {
