@@ -56,8 +56,8 @@ int objtrace_table_init(struct objtrace_table *t, unsigned int capacity)
 	t->bits = max_t(unsigned int, ilog2(nbuckets), 1);
 	nbuckets = 1U << t->bits;
 	t->capacity = capacity;
-	t->buckets = kvcalloc(nbuckets, sizeof(*t->buckets), GFP_KERNEL);
-	t->pool = kvcalloc(capacity, sizeof(*t->pool), GFP_KERNEL);
+	t->buckets = kvcalloc(nbuckets, sizeof(*t->buckets), GFP_KERNEL_ACCOUNT);
+	t->pool = kvcalloc(capacity, sizeof(*t->pool), GFP_KERNEL_ACCOUNT);
 	if (!t->buckets || !t->pool) {
 		kvfree(t->buckets);
 		kvfree(t->pool);

@@ -210,7 +210,7 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		return -EINVAL;
 	if (req.desc_size > KTRACK_PROBE_DESC_MAX)
 		return -E2BIG;
-	desc = kvmalloc(req.desc_size, GFP_KERNEL);
+	desc = kvmalloc(req.desc_size, GFP_KERNEL_ACCOUNT);
 	if (!desc)
 		return -ENOMEM;
 	if (copy_from_user(desc, u64_to_user_ptr(req.desc_ptr), req.desc_size)) {

@@ -375,7 +375,7 @@ static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 	const char *end = s + d->funcs_len;
 	u32 i;
 
-	p->func_names = kcalloc(d->nr_funcs, sizeof(*p->func_names), GFP_KERNEL);
+	p->func_names = kcalloc(d->nr_funcs, sizeof(*p->func_names), GFP_KERNEL_ACCOUNT);
 	if (!p->func_names)
 		return -ENOMEM;
 	for (i = 0; i < d->nr_funcs; i++) {
@@ -478,7 +478,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		break;
 	}
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	kt_alloc_add(KT_ALLOC_PROBES, 1);
@@ -505,7 +505,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 
 	p->stats = alloc_percpu(struct kt_probe_stats);
 	if (p->nr_fetch)
-		p->fetch = kcalloc(p->nr_fetch, sizeof(*p->fetch), GFP_KERNEL);
+		p->fetch = kcalloc(p->nr_fetch, sizeof(*p->fetch), GFP_KERNEL_ACCOUNT);
 	if (!p->stats || (p->nr_fetch && !p->fetch)) {
 		ret = -ENOMEM;
 		goto err;

@@ -98,11 +98,11 @@ static int kt_kprobe_arm(struct kt_probe *p)
 	u32 i;
 	int ret;
 
-	p->funcs = kcalloc(p->nr_funcs, sizeof(*p->funcs), GFP_KERNEL);
+	p->funcs = kcalloc(p->nr_funcs, sizeof(*p->funcs), GFP_KERNEL_ACCOUNT);
 	if (entry)
-		p->kps = kcalloc(p->nr_funcs, sizeof(*p->kps), GFP_KERNEL);
+		p->kps = kcalloc(p->nr_funcs, sizeof(*p->kps), GFP_KERNEL_ACCOUNT);
 	else
-		p->rps = kcalloc(p->nr_funcs, sizeof(*p->rps), GFP_KERNEL);
+		p->rps = kcalloc(p->nr_funcs, sizeof(*p->rps), GFP_KERNEL_ACCOUNT);
 	/* "MOD:SYM" for kallsyms when a module is named */
 	if (p->module[0] && p->kind != KTRACK_PROBE_FUNCS)
 		names = kasprintf(GFP_KERNEL, "%s:%s", p->module, p->symbol);

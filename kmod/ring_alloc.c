@@ -36,7 +36,7 @@ void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
 	st->filtered = local_read(&r->filtered);
 }
 
-static void rings_free_array(struct ktrack_ring **rings)
+static void rings_free_array(struct ktrack_ring **rings, unsigned long charged)
 {
 	u32 cpu;
 
@@ -55,6 +55,7 @@ static void rings_free_array(struct ktrack_ring **rings)
 		kt_alloc_add(KT_ALLOC_RINGS, -1);
 	}
 	kfree(rings);
+	ktrack_ring_pages_uncharge(charged);
 }
 
 /*
@@ -64,6 +65,7 @@ static void rings_free_array(struct ktrack_ring **rings)
 int ktrack_rings_alloc(struct ktrack_session *s)
 {
 	size_t bytes = ((size_t)s->cfg.buf_pages + 1) * PAGE_SIZE;
+	unsigned long charged = bytes / PAGE_SIZE * num_possible_cpus();
 	struct ktrack_ring **rings;
 	u32 cpu;
 	int ret;
@@ -72,11 +74,16 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 	ret = ktrack_session_check_pages(s);
 	if (ret)
 		return ret;
-	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL);
-	if (!rings)
+	ret = ktrack_ring_pages_charge(charged);
+	if (ret)
+		return ret;
+	rings = kcalloc(nr_cpu_ids, sizeof(*rings), GFP_KERNEL_ACCOUNT);
+	if (!rings) {
+		ktrack_ring_pages_uncharge(charged);
 		return -ENOMEM;
+	}
 	for_each_possible_cpu(cpu) {
-		struct ktrack_ring *r = kzalloc_node(sizeof(*r), GFP_KERNEL, cpu_to_node(cpu));
+		struct ktrack_ring *r = kzalloc_node(sizeof(*r), GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 
 		if (!r)
 			goto fail;
@@ -97,19 +104,21 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 		r->ctrl->mode = r->mode;
 		init_irq_work(&r->wakeup, ring_wakeup);
 	}
+	s->pages_charged = charged;
 	/* Release: every ring is filled before anyone sees the array. */
 	smp_store_release(&s->rings, rings);
 	return 0;
 fail:
-	rings_free_array(rings);
+	rings_free_array(rings, charged);
 	return -ENOMEM;
 }
 
 /* The last reference is gone: nobody looks at the rings any more. */
 void ktrack_rings_free(struct ktrack_session *s)
 {
-	rings_free_array(s->rings);
+	rings_free_array(s->rings, s->rings ? s->pages_charged : 0);
 	s->rings = NULL;
+	s->pages_charged = 0;
 }
 
 /*
@@ -125,5 +134,6 @@ void ktrack_rings_release(struct ktrack_session *s)
 		return;
 	WRITE_ONCE(s->rings, NULL);
 	synchronize_rcu();
-	rings_free_array(rings);
+	rings_free_array(rings, s->pages_charged);
+	s->pages_charged = 0;
 }

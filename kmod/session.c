@@ -73,7 +73,36 @@ module_param(max_pages_per_session, ulong, 0644);
 MODULE_PARM_DESC(max_pages_per_session,
 		 "ring pages per session, all CPUs and control pages included (0: 1/16 of RAM)");
 
+/*
+ * ... and what all sessions hold together: a root user who configures
+ * max_sessions sessions of max_pages_per_session each would otherwise pin
+ * four times the RAM (ENOSPC at START or mmap, beyond this budget).
+ */
+static unsigned long max_total_pages;
+module_param(max_total_pages, ulong, 0644);
+MODULE_PARM_DESC(max_total_pages,
+		 "ring pages of all sessions together, control pages included (0: 1/4 of RAM)");
+
 static atomic_t ktrack_nr_sessions = ATOMIC_INIT(0);
+static atomic_long_t ktrack_ring_pages = ATOMIC_LONG_INIT(0);
+
+int ktrack_ring_pages_charge(unsigned long n)
+{
+	unsigned long max = READ_ONCE(max_total_pages);
+
+	if (!max)
+		max = totalram_pages() / 4;
+	if (atomic_long_add_return(n, &ktrack_ring_pages) > max) {
+		atomic_long_sub(n, &ktrack_ring_pages);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+void ktrack_ring_pages_uncharge(unsigned long n)
+{
+	atomic_long_sub(n, &ktrack_ring_pages);
+}
 
 /* Pages the rings of 'c' take: buf_pages + a control page per possible CPU. */
 bool ktrack_config_over_limit(const struct ktrack_config *c)
@@ -124,7 +153,7 @@ struct ktrack_session *ktrack_session_new(const char *name)
 		atomic_dec(&ktrack_nr_sessions);
 		return ERR_PTR(-EMFILE);
 	}
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s) {
 		atomic_dec(&ktrack_nr_sessions);
 		return ERR_PTR(-ENOMEM);

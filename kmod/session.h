@@ -63,6 +63,7 @@ struct ktrack_session {
 
 	u32 nr_rings;			/* nr_cpu_ids */
 	struct ktrack_ring **rings;	/* per possible CPU; NULL until allocated */
+	unsigned long pages_charged;	/* of max_total_pages, while 'rings' exist */
 	u32 read_cpu;			/* read(): CPU to start with (fairness) */
 };
 
@@ -79,6 +80,12 @@ struct ktrack_file {
 struct ktrack_session *ktrack_session_new(const char *name);
 /* 0, or -E2BIG when its rings would exceed max_pages_per_session. */
 int ktrack_session_check_pages(struct ktrack_session *s);
+/*
+ * The module-wide budget of ring pages (max_total_pages): charge 'n'
+ * pages, 0 or -ENOSPC when every session together would exceed it.
+ */
+int ktrack_ring_pages_charge(unsigned long n);
+void ktrack_ring_pages_uncharge(unsigned long n);
 void ktrack_session_put(struct ktrack_session *s);
 static inline void ktrack_session_get(struct ktrack_session *s)
 {

@@ -151,6 +151,8 @@ MmapReader::MmapReader(const Session &s) : fd_(s.fd()) {
     for (uint32_t c = 0; c < ncpu; c++) {
       off_t base = static_cast<off_t>(c * stride);
       void *ctrl = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, base);
+      if (ctrl == MAP_FAILED && errno == ENOSPC)
+        throw Error(std::string("cannot map the session buffers: ") + kRingBudgetAdvice);
       if (ctrl == MAP_FAILED) throw SysError(fmt::format("map the control page of CPU {}", c), errno);
       maps_.emplace_back(ctrl, page);
       size_t dlen = static_cast<size_t>(cfg.buf_pages) * page;

@@ -180,6 +180,11 @@ std::vector<SessionInfo> Session::list(const std::string &path) {
   return out;
 }
 
+const char *const kRingBudgetAdvice =
+    "ktrack's sessions together would hold more ring buffer pages than the module parameter "
+    "max_total_pages allows (default 1/4 of RAM): destroy or reconfigure other sessions ('ktrackctl "
+    "session list'), configure fewer pages per CPU, or raise /sys/module/ktrack/parameters/max_total_pages";
+
 void Session::configure(const SessionConfig &cfg) {
   ktrack_config c{};
   c.size = sizeof(c);
@@ -230,6 +235,7 @@ void Session::start() {
     throw Error(
         "cannot start the session: its buffers for every CPU are more than the module parameter "
         "max_pages_per_session allows (default 1/16 of RAM): configure fewer pages per CPU");
+  if (rc == -ENOSPC) throw Error(std::string("cannot start the session: ") + kRingBudgetAdvice);
   if (rc < 0) throw SysError("start the session", -rc);
 }
 

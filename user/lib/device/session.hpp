@@ -52,6 +52,10 @@ uint32_t parse_clock(std::string_view s);
 // Throws UsageError unless 'name' is 1..31 chars of [A-Za-z0-9_.-].
 void validate_session_name(std::string_view name);
 
+// What to do when START or mmap get ENOSPC: every session's rings together
+// would exceed the module parameter max_total_pages.
+extern const char *const kRingBudgetAdvice;
+
 class Session {
  public:
   // A new anonymous session (ends when this object is destroyed).
