@@ -5,8 +5,11 @@
 # 6.12 with KASAN, KFENCE, lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP,
 # kmemleak, DEBUG_OBJECTS, UBSAN), builds ktrack's modules against it
 # (W=1), boots it and runs the whole in-VM suite, the stress suite (fuzzer
-# at 100,000 calls) and a kmemleak scan in one guest.  Any splat fails the
-# lane (tests/vm/run).  Ends with "N passed, N failed, N skipped".
+# at 100,000 calls) and a kmemleak scan in one guest under single-threaded
+# TCG, then capture_stopstart and a kmemleak scan in a second guest with
+# multi-threaded TCG, as make check does (scripts/check.sh says why).  Any
+# splat fails the lane (tests/vm/run).  Ends with "N passed, N failed, N
+# skipped".
 #
 #   KTRACK_STRESS_SCALE=N   stress length (1 by default here; 10 in check-stress)
 #   KTRACK_TESTS="glob..."  only the tests whose names match
@@ -42,15 +45,30 @@ export KTRACK_STRESS_ITERS=${KTRACK_STRESS_ITERS:-20}
 # kselftest_harness.h) grow.
 export KTRACK_TEST_TIMEOUT=${KTRACK_TEST_TIMEOUT:-2400}
 export KTRACK_TEST_TIMEOUT_SCALE=${KTRACK_TEST_TIMEOUT_SCALE:-30}
+p=0 f=0 s=0
+# lane LOG THREAD [guest-lane args...]: one guest, its counts added.
+lane() {
+	local log=$1 thread=$2 rc counts lp lf ls
+	shift 2
+	KTRACK_VM_TCG_THREAD=$thread "$root/tests/vm/run" --kernel debug --timeout 14000 -- \
+		"$root/tests/debug/guest-lane" "$@" 2>&1 |
+		tee "$log" | grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test'
+	rc=${PIPESTATUS[0]}
+	counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$log" | tail -n1 |
+		sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
+	read -r lp lf ls <<<"${counts:-0 1 0}"
+	if ((rc != 0 && lf == 0)); then lf=1; fi
+	p=$((p + lp)) f=$((f + lf)) s=$((s + ls))
+}
+capture=1
+if [ -n "${KTRACK_TESTS:-}" ]; then
+	capture=0
+	for pat in $KTRACK_TESTS; do [[ capture_stopstart == $pat ]] && capture=1; done
+fi
 # shellcheck disable=SC2086
-"$root/tests/vm/run" --kernel debug --timeout 14000 -- "$root/tests/debug/guest-lane" ${KTRACK_TESTS:-} 2>&1 |
-	tee "$logs/vm.log" | grep -vE '^#  +(RUN|OK) |^# +OK |^#  +[A-Za-z_.]+: Test'
-rc=${PIPESTATUS[0]}
+KTRACK_EXCLUDE=capture_stopstart lane "$logs/vm.log" single ${KTRACK_TESTS:-}
+((capture)) && KTRACK_LANE_STRESS=0 lane "$logs/vm-capture.log" multi capture_stopstart
 t2=$(date +%s)
-counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$logs/vm.log" | tail -n1 |
-	sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
-read -r p f s <<<"${counts:-0 1 0}"
-if ((rc != 0 && f == 0)); then f=1; fi
 echo "debug lane: kernel build/cache $((t1 - t0)) s, guest run $((t2 - t1)) s"
 echo "$p passed, $f failed, $s skipped"
 ((f == 0))
