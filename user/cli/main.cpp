@@ -12,11 +12,11 @@
 int main(int argc, char **argv) {
   CLI::App app{"ktrackctl: kernel tracing with ktrack (/dev/ktrack)", "ktrackctl"};
   app.require_subcommand(1);
-  app.set_version_flag("-V,--ctl-version", std::string("ktrackctl ") + KTRACK_VERSION);
+  app.set_version_flag("-V,--version,--ctl-version", std::string("ktrackctl ") + KTRACK_VERSION);
   app.footer(
       "Exit status: 0 ok, 1 usage error, 2 runtime error; record/trace -- COMMAND: the command's\n"
       "(127: not found, 126: not executable).\n"
-      "Run 'ktrackctl SUBCOMMAND --help' for the options and examples of each subcommand.");
+      "Run 'ktrackctl SUBCOMMAND --help' for the options and examples of each subcommand.\n");
 
   auto &registry = ktrackctl::command_registry();
   std::stable_sort(registry.begin(), registry.end(),
