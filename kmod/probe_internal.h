@@ -244,6 +244,7 @@ struct kt_funcs_walk {
 	int (*take)(struct kt_funcs_walk *w, const char *name, unsigned long addr, bool init);
 };
 int kt_module_funcs(struct module *mod, struct kt_funcs_walk *w);
+bool kt_module_has_funcs(struct module *mod, const char *const *names, u32 n);
 void kt_modglob_release(struct kt_probe *p);
 
 /* max_probes (probe.c) is at most this many per session. */

@@ -116,6 +116,46 @@ int kt_module_funcs(struct module *mod, struct kt_funcs_walk *w)
 	return ret;
 }
 
+/* kt_module_has_funcs()'s walk: any function of those names? */
+struct kt_names_walk {
+	struct kt_funcs_walk w;
+	const char *const *names;
+	u32 n;
+};
+
+static bool kt_names_want(struct kt_funcs_walk *w, const char *name)
+{
+	const struct kt_names_walk *nw = container_of(w, struct kt_names_walk, w);
+	u32 i;
+
+	for (i = 0; i < nw->n; i++)
+		if (!strcmp(nw->names[i], name))
+			return true;
+	return false;
+}
+
+static int kt_names_take(struct kt_funcs_walk *w, const char *name, unsigned long addr,
+			 bool init)
+{
+	return 1;
+}
+
+/* Has 'mod' a function (core or init) of one of those 'n' names? */
+bool kt_module_has_funcs(struct module *mod, const char *const *names, u32 n)
+{
+	struct kt_names_walk nw = {
+		.w = {
+			.text = KT_TEXT_CORE | KT_TEXT_INIT,
+			.want = kt_names_want,
+			.take = kt_names_take,
+		},
+		.names = names,
+		.n = n,
+	};
+
+	return kt_module_funcs(mod, &nw.w) > 0;
+}
+
 /* kt_modglob_resolve()'s walk: the functions p's globs match. */
 struct kt_modglob_walk {
 	struct kt_funcs_walk w;

@@ -93,12 +93,12 @@ static int kt_in_module(struct kt_probe *p, struct module *mod)
 /*
  * COMING: arm the probes waiting for this module (by MOD:SYM, or by
  * symbol after their module went), and re-arm an f probe some of whose
- * attach points the kprobes core killed when their module went: arming
- * again finds the functions of the module that is back.  On fprobe, the
- * functions that left the armed probe rejoin it instead (ops->rejoin),
- * with no disarm: its other functions miss no hit.  A probe given by
- * address is never re-armed: the module's text is elsewhere now, and the
- * old address may be anything.
+ * attach points the kprobes core killed when their module went, if this
+ * module has functions of its names: arming again finds the functions of
+ * the module that is back.  On fprobe, the functions that left the armed
+ * probe rejoin it instead (ops->rejoin), with no disarm: its other
+ * functions miss no hit.  A probe given by address is never re-armed: the
+ * module's text is elsewhere now, and the old address may be anything.
  */
 static void kt_module_coming(struct kt_probe *p, struct module *mod)
 {
@@ -132,6 +132,14 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 			return;
 		}
 		if (!p->ops->gone || p->ops->gone(p) == KT_IN_NONE)
+			return;
+		/*
+		 * f: a module with none of its names gives no killed point
+		 * back, and arming again by name would fail on them: stays
+		 * armed on the others
+		 */
+		if (p->kind == KTRACK_PROBE_FUNCS &&
+		    !kt_module_has_funcs(mod, p->func_names, p->nr_funcs))
 			return;
 		kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
 	} else {
