@@ -63,6 +63,16 @@ static notrace void name(struct fprobe *fp, unsigned long entry_ip,	\
 #endif
 
 /*
+ * The functions of a registered fprobe, changed in place: fprobe (up to
+ * 6.13, ftrace_ops based) keeps them in its ftrace_ops' filter, which
+ * ftrace_set_filter_ips() updates on the live ops (both targets export it;
+ * 6.1 never calls it, having no fprobe).  'remove' 0 adds the functions,
+ * 1 removes them: -ENOENT, and nothing changed, when one is not there.
+ */
+#define kt_fprobe_filter_ips(fp, ips, n, remove) \
+	ftrace_set_filter_ips(&(fp)->ops, ips, n, remove, 0)
+
+/*
  * kretprobe instances: with CONFIG_KRETPROBE_ON_RETHOOK (both targets) the
  * accessors get_kretprobe()/get_kretprobe_retaddr() hide where the probe
  * and return address live; they exist under these names on 6.1 and 6.12.

@@ -85,6 +85,15 @@ struct kt_probe;
  *              without kt_probe_lock, before freeing)
  *   gone       how many the kernel has killed under us, KT_IN_* (NULL: it
  *              never does, or we cannot tell)
+ *   leave      (f by name, fprobe) the armed attach points inside 'mod' -
+ *              its init text only when 'init_only' - leave the probe while
+ *              the others stay attached, and are remembered for rejoin:
+ *              KT_IN_NONE (none there), KT_IN_SOME (they left), KT_IN_ALL
+ *              (all there: nothing done, the caller disarms) or -errno
+ *              (the caller disarms)
+ *   rejoin     (f by name, fprobe) the attach points that left, found
+ *              again in 'mod' (COMING), rejoin the armed probe: 0 or -errno
+ *              (those it could not attach stay out)
  * 'mechanism' is the KTRACK_MECH_* reported to userspace; 'wait_module'
  * says a MOD:SYM target whose module is not loaded yet stays pending;
  * 'arm_at_live' that it arms when that module is LIVE, not COMING.
@@ -98,6 +107,8 @@ struct kt_probe_ops {
 	u64 (*missed)(struct kt_probe *p);
 	int (*in_module)(struct kt_probe *p, struct module *mod);
 	int (*gone)(struct kt_probe *p);
+	int (*leave)(struct kt_probe *p, struct module *mod, bool init_only);
+	int (*rejoin)(struct kt_probe *p, struct module *mod);
 	void (*sync_disarm)(void);
 };
 
@@ -171,6 +182,8 @@ struct kt_probe {
 	unsigned long *func_addrs;	/* mod_glob, while armed: nr_funcs addresses */
 	u32 nr_init_funcs;		/* of them, in the module's init text */
 	struct kt_func *funcs;		/* kprobe mechanisms: nr_funcs */
+	unsigned long *funcs_left;	/* fprobe by name: bitmap over func_names */
+	u32 nr_left;			/* of them, left with their module's text */
 	struct kprobe **kps;		/* registered kprobes (batch ops) */
 	struct kretprobe **rps;
 	u32 nr_kps;
@@ -220,6 +233,18 @@ bool kt_glob(const char *pat, const char *s, u32 slen);
 struct module *kt_module_get(const char *name);
 void kt_module_put(struct module *mod);
 int kt_modglob_resolve(struct kt_probe *p, struct module *mod, bool with_init);
+/* A walk over the functions of a module (kt_module_funcs()). */
+#define KT_TEXT_CORE	1
+#define KT_TEXT_INIT	2
+struct kt_funcs_walk {
+	unsigned int text;	/* KT_TEXT_*: which text */
+	/* is the function of that name wanted?  Asked first (cheap) */
+	bool (*want)(struct kt_funcs_walk *w, const char *name);
+	/* a wanted function ftrace can attach to; nonzero ends the walk */
+	int (*take)(struct kt_funcs_walk *w, const char *name, unsigned long addr, bool init);
+};
+int kt_module_funcs(struct module *mod, struct kt_funcs_walk *w);
+bool kt_module_has_funcs(struct module *mod, const char *const *names, u32 n);
 void kt_modglob_release(struct kt_probe *p);
 
 /* max_probes (probe.c) is at most this many per session. */

@@ -7,7 +7,7 @@
  *
  * At COMING, mod->kallsyms is the loader's full copy: the functions of the
  * init text (.init.text) are there, and the probe attaches to them too.
- * At LIVE (probe.c) the probe is armed again on the core functions only:
+ * At LIVE (probe_module.c) the probe is armed again on the core functions only:
  * the init text is about to be freed.  The symbol table is read under
  * rcu_read_lock_sched(), as kallsyms reads it (the pointer switches to the
  * core copy after init, and the init copy is freed after a grace period).
@@ -18,6 +18,10 @@
  * what neither fprobe nor a kprobe on the ftrace site can attach to
  * (notrace functions, __pfx_ padding, .cold parts).  Aliases (init_module
  * and its function) are one function: one attach point per address.
+ *
+ * The walk over a module's functions (kt_module_funcs()) also serves the
+ * f probes by name on fprobe (probe_fprobe.c), whose functions leave with
+ * their module and come back with it.
  */
 #include <linux/kobject.h>
 #include <linux/module.h>
@@ -72,14 +76,121 @@ static bool kt_ftrace_site(const struct module *mod, unsigned long addr, unsigne
 	return false;
 }
 
-static bool kt_globs_match(const struct kt_probe *p, const char *name)
+/*
+ * Walk the functions of 'mod' that ftrace can attach to, for 'w': text
+ * symbols of its core text (KT_TEXT_CORE) and/or of its init text
+ * (KT_TEXT_INIT) that w->want() asks for and that have an ftrace call site
+ * (the module's __mcount_loc), which skips what neither fprobe nor a
+ * kprobe on the ftrace site can attach to (notrace functions, __pfx_
+ * padding, .cold parts); w->take() gets each.  The symbol table is read
+ * under rcu_read_lock_sched(): the callbacks must not sleep.  A nonzero
+ * return of take() ends the walk and is returned.
+ */
+int kt_module_funcs(struct module *mod, struct kt_funcs_walk *w)
 {
+	const struct mod_kallsyms *ks;
+	unsigned int i;
+	int ret = 0;
+
+	rcu_read_lock_sched();
+	ks = rcu_dereference_sched(mod->kallsyms);
+	for (i = 0; !ret && ks && i < ks->num_symtab; i++) {
+		const Elf_Sym *sym = &ks->symtab[i];
+		const char *name = &ks->strtab[sym->st_name];
+		unsigned long a = sym->st_value;
+		bool init;
+
+		if (!strchr("tTwW", ks->typetab[i]) || !*name)
+			continue;
+		init = kt_in(a, ktrack_module_init_text(mod), ktrack_module_init_text_size(mod));
+		if (init ? !(w->text & KT_TEXT_INIT) :
+		    (!(w->text & KT_TEXT_CORE) ||
+		     !kt_in(a, ktrack_module_text(mod), ktrack_module_text_size(mod))))
+			continue;
+		if (!w->want(w, name) ||
+		    !kt_ftrace_site(mod, a, a + max_t(unsigned long, sym->st_size, 1)))
+			continue;
+		ret = w->take(w, name, a, init);
+	}
+	rcu_read_unlock_sched();
+	return ret;
+}
+
+/* kt_module_has_funcs()'s walk: any function of those names? */
+struct kt_names_walk {
+	struct kt_funcs_walk w;
+	const char *const *names;
+	u32 n;
+};
+
+static bool kt_names_want(struct kt_funcs_walk *w, const char *name)
+{
+	const struct kt_names_walk *nw = container_of(w, struct kt_names_walk, w);
+	u32 i;
+
+	for (i = 0; i < nw->n; i++)
+		if (!strcmp(nw->names[i], name))
+			return true;
+	return false;
+}
+
+static int kt_names_take(struct kt_funcs_walk *w, const char *name, unsigned long addr,
+			 bool init)
+{
+	return 1;
+}
+
+/* Has 'mod' a function (core or init) of one of those 'n' names? */
+bool kt_module_has_funcs(struct module *mod, const char *const *names, u32 n)
+{
+	struct kt_names_walk nw = {
+		.w = {
+			.text = KT_TEXT_CORE | KT_TEXT_INIT,
+			.want = kt_names_want,
+			.take = kt_names_take,
+		},
+		.names = names,
+		.n = n,
+	};
+
+	return kt_module_funcs(mod, &nw.w) > 0;
+}
+
+/* kt_modglob_resolve()'s walk: the functions p's globs match. */
+struct kt_modglob_walk {
+	struct kt_funcs_walk w;
+	struct kt_probe *p;
+	unsigned long *addrs;
+	u32 n;
+	u32 ninit;
+};
+
+static bool kt_modglob_want(struct kt_funcs_walk *w, const char *name)
+{
+	const struct kt_probe *p = container_of(w, struct kt_modglob_walk, w)->p;
 	u32 i, len = strlen(name);
 
 	for (i = 0; i < p->nr_globs; i++)
 		if (kt_glob(p->func_names[i], name, len))
 			return true;
 	return false;
+}
+
+static int kt_modglob_take(struct kt_funcs_walk *w, const char *name, unsigned long addr,
+			   bool init)
+{
+	struct kt_modglob_walk *g = container_of(w, struct kt_modglob_walk, w);
+	u32 j;
+
+	for (j = 0; j < g->n && g->addrs[j] != addr; j++)
+		;
+	if (j < g->n)
+		return 0;
+	if (g->n == KTRACK_PROBE_MAX_FUNCS)
+		return -E2BIG;
+	g->addrs[g->n++] = addr;
+	g->ninit += init;
+	return 0;
 }
 
 /*
@@ -90,53 +201,30 @@ static bool kt_globs_match(const struct kt_probe *p, const char *name)
  */
 int kt_modglob_resolve(struct kt_probe *p, struct module *mod, bool with_init)
 {
-	const struct mod_kallsyms *ks;
-	unsigned long *addrs;
-	u32 n = 0, ninit = 0, i, j;
-	int ret = 0;
+	struct kt_modglob_walk g = {
+		.w = {
+			.text = KT_TEXT_CORE | (with_init ? KT_TEXT_INIT : 0),
+			.want = kt_modglob_want,
+			.take = kt_modglob_take,
+		},
+		.p = p,
+	};
+	int ret;
 
 	kt_modglob_release(p);
-	addrs = kmalloc_array(KTRACK_PROBE_MAX_FUNCS, sizeof(*addrs), GFP_KERNEL);
-	if (!addrs)
+	g.addrs = kmalloc_array(KTRACK_PROBE_MAX_FUNCS, sizeof(*g.addrs), GFP_KERNEL);
+	if (!g.addrs)
 		return -ENOMEM;
-	rcu_read_lock_sched();
-	ks = rcu_dereference_sched(mod->kallsyms);
-	for (i = 0; ks && i < ks->num_symtab; i++) {
-		const Elf_Sym *sym = &ks->symtab[i];
-		const char *name = &ks->strtab[sym->st_name];
-		unsigned long a = sym->st_value;
-		bool init;
-
-		if (!strchr("tTwW", ks->typetab[i]) || !*name)
-			continue;
-		init = kt_in(a, ktrack_module_init_text(mod), ktrack_module_init_text_size(mod));
-		if (init ? !with_init :
-		    !kt_in(a, ktrack_module_text(mod), ktrack_module_text_size(mod)))
-			continue;
-		if (!kt_globs_match(p, name) ||
-		    !kt_ftrace_site(mod, a, a + max_t(unsigned long, sym->st_size, 1)))
-			continue;
-		for (j = 0; j < n && addrs[j] != a; j++)
-			;
-		if (j < n)
-			continue;
-		if (n == KTRACK_PROBE_MAX_FUNCS) {
-			ret = -E2BIG;
-			break;
-		}
-		addrs[n++] = a;
-		ninit += init;
-	}
-	rcu_read_unlock_sched();
-	if (!ret && !n)
+	ret = kt_module_funcs(mod, &g.w);
+	if (!ret && !g.n)
 		ret = -ENOENT;
 	if (ret) {
-		kfree(addrs);
+		kfree(g.addrs);
 		return ret;
 	}
-	p->func_addrs = addrs;
-	p->nr_funcs = n;
-	p->nr_init_funcs = ninit;
+	p->func_addrs = g.addrs;
+	p->nr_funcs = g.n;
+	p->nr_init_funcs = g.ninit;
 	return 0;
 }
 

@@ -93,10 +93,12 @@ static int kt_in_module(struct kt_probe *p, struct module *mod)
 /*
  * COMING: arm the probes waiting for this module (by MOD:SYM, or by
  * symbol after their module went), and re-arm an f probe some of whose
- * attach points the kprobes core killed when their module went: arming
- * again finds the functions of the module that is back.  A probe given by
- * address is never re-armed: the module's text is elsewhere now, and the
- * old address may be anything.
+ * attach points the kprobes core killed when their module went, if this
+ * module has functions of its names: arming again finds the functions of
+ * the module that is back.  On fprobe, the functions that left the armed
+ * probe rejoin it instead (ops->rejoin), with no disarm: its other
+ * functions miss no hit.  A probe given by address is never re-armed: the
+ * module's text is elsewhere now, and the old address may be anything.
  */
 static void kt_module_coming(struct kt_probe *p, struct module *mod)
 {
@@ -122,7 +124,22 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 		return;
 	}
 	if (p->state == KTRACK_PROBE_ST_ARMED) {
+		if (p->ops->rejoin) {
+			ret = p->ops->rejoin(p, mod);
+			if (ret)
+				pr_warn("probe %s: cannot attach again in module %s (%d)\n",
+					p->name, mod->name, ret);
+			return;
+		}
 		if (!p->ops->gone || p->ops->gone(p) == KT_IN_NONE)
+			return;
+		/*
+		 * f: a module with none of its names gives no killed point
+		 * back, and arming again by name would fail on them: stays
+		 * armed on the others
+		 */
+		if (p->kind == KTRACK_PROBE_FUNCS &&
+		    !kt_module_has_funcs(mod, p->func_names, p->nr_funcs))
 			return;
 		kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
 	} else {
@@ -136,10 +153,31 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 }
 
 /*
+ * The armed attach points of f probe 'p' by name (no MOD:) that are in
+ * 'mod' (its init text only when 'init_only') leave it (ops->leave).
+ * True when the probe stays armed: none was there, or they left and the
+ * others stay attached.  False when the caller must disarm it: all its
+ * points are there, or they could not leave.
+ */
+static bool kt_leave(struct kt_probe *p, struct module *mod, bool init_only)
+{
+	int in = p->ops->leave(p, mod, init_only);
+
+	if (in == KT_IN_NONE || in == KT_IN_SOME)
+		return true;
+	if (in < 0)
+		pr_warn("probe %s: its functions in %s cannot leave it (%d): disarmed\n",
+			p->name, mod->name, in);
+	return false;
+}
+
+/*
  * GOING: disarm what lives only in this module.  An f probe with attach
- * points elsewhere stays armed: the kprobes core (or ftrace, for fprobe)
- * drops only the going module's points, so the other functions keep
- * their events.
+ * points elsewhere stays armed: the kprobes core drops only the going
+ * module's points, so the other functions keep their events; on fprobe,
+ * ftrace drops the module's call sites but not the addresses in the
+ * probe's filter, so they leave it (ops->leave) for a new module's text
+ * there to stay untraced.
  */
 static void kt_module_going(struct kt_probe *p, struct module *mod)
 {
@@ -147,9 +185,14 @@ static void kt_module_going(struct kt_probe *p, struct module *mod)
 
 	if (p->state != KTRACK_PROBE_ST_ARMED)
 		return;
-	in = kt_in_module(p, mod);
-	if (in == KT_IN_NONE || (in == KT_IN_SOME && p->kind == KTRACK_PROBE_FUNCS))
-		return;
+	if (!p->module[0] && p->ops->leave) {
+		if (kt_leave(p, mod, false))
+			return;
+	} else {
+		in = kt_in_module(p, mod);
+		if (in == KT_IN_NONE || (in == KT_IN_SOME && p->kind == KTRACK_PROBE_FUNCS))
+			return;
+	}
 	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
 	strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
 }
@@ -158,8 +201,10 @@ static void kt_module_going(struct kt_probe *p, struct module *mod)
  * LIVE: the module's init text is freed, and the kprobes core has killed
  * the kprobes in it (its notifier runs before ours).  A probe left with no
  * live attach point is disarmed rather than reported ARMED; a MOD:SYM one
- * is armed again when its module next comes.  e probes on the module's
- * events arm here, once its init can no longer fail.
+ * is armed again when its module next comes.  On fprobe, an f probe's
+ * functions in the init text leave it (ftrace frees their call sites
+ * after this notifier).  e probes on the module's events arm here, once
+ * its init can no longer fail.
  */
 static void kt_module_live(struct kt_probe *p, struct module *mod)
 {
@@ -187,9 +232,14 @@ static void kt_module_live(struct kt_probe *p, struct module *mod)
 			strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
 		return;
 	}
-	if (p->state != KTRACK_PROBE_ST_ARMED || !p->ops->gone ||
-	    p->ops->gone(p) != KT_IN_ALL)
+	if (p->state != KTRACK_PROBE_ST_ARMED)
 		return;
+	if (!p->module[0] && p->ops->leave) {
+		if (kt_leave(p, mod, true))
+			return;
+	} else if (!p->ops->gone || p->ops->gone(p) != KT_IN_ALL) {
+		return;
+	}
 	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
 	strscpy(p->gone_module, mod->name, sizeof(p->gone_module));
 }

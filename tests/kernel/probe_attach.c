@@ -9,7 +9,8 @@
  * cycles; a probe by address in a module is not re-armed at a reload; one
  * on init text is disarmed when the module goes live; maxactive exhaustion
  * reports the exact number of misses; a MOD:SYM probe added while its
- * module goes waits for the next load.
+ * module goes waits for the next load; an f probe over a module and
+ * vmlinux follows the module across reloads.
  */
 #include <pthread.h>
 #include <sys/wait.h>
@@ -268,6 +269,108 @@ TEST_F(attach, init_text_probe_disarmed_when_module_goes_live)
 		ASSERT_EQ(0, kt_rmmod(PT_MODULE));
 	}
 	ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
+}
+
+/*
+ * Entry records of probe 'id' at the function at 'ip' (its ftrace site: a
+ * few bytes in), by 'pid' (0: by anyone).
+ */
+static int pt_entries_at(char *buf, size_t len, int id, unsigned long ip, pid_t pid)
+{
+	struct ktrack_rec_hdr *h;
+	struct ktrack_rec_probe *r;
+	size_t pos = 0;
+	int n = 0;
+
+	while ((r = pt_next(buf, len, &pos, id, &h)))
+		n += r->event == KTRACK_PROBE_EV_ENTRY && r->ip >= ip && r->ip < ip + 16 &&
+		     (!pid || (pid_t)h->pid == pid);
+	return n;
+}
+
+/*
+ * An f probe by name over a function of a module and one of vmlinux
+ * follows the module across reloads (review finding 11c): while the module
+ * is away the vmlinux function keeps its events, one per call, and once it
+ * is back its function has events again, at its new address; the probe
+ * stays ARMED throughout and has no event anywhere else.  On fprobe it is
+ * never armed again (the module's function leaves the live fprobe and
+ * rejoins it): the vmlinux function neither misses a call nor is seen
+ * twice.  getppid() is the vmlinux function, counted for this process.
+ *
+ * The module must come back elsewhere: ftrace enables a new module's call
+ * site that any filter still names, so a module back at the same address
+ * hits a stale filter entry and hides the bug.  Every other cycle another
+ * module (ktrack_test_modinit) is loaded before it, into the space it left.
+ */
+#define PT_FILLER	"ktrack_test_modinit"
+#define PT_FILLER_PATH	"tests/kmod/ktrack_test_modinit/ktrack_test_modinit.ko"
+
+TEST_F(attach, f_probe_over_module_and_vmlinux_follows_reload)
+{
+	unsigned long vm = pt_kallsyms("__x64_sys_getppid"), mod = pt_kallsyms("ktrack_tpt_add");
+	struct ktrack_probe_info info = { 0 };
+	pid_t me = syscall(SYS_gettid);
+	int id, cycle, i, ret, moved = 0;
+	unsigned long old;
+	size_t len;
+
+	ASSERT_NE(0, vm);
+	ASSERT_NE(0, mod);
+	ASSERT_FALSE(kt_module_loaded(PT_FILLER));
+	id = pt_add(self->fd, "f:mv ktrack_tpt_add,__x64_sys_getppid", NULL);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, pt_cmd("call 2", 0));
+	for (i = 0; i < 3; i++)
+		syscall(SYS_getppid);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(2, pt_entries_at(self->buf, len, id, mod, me));
+	EXPECT_EQ(3, pt_entries_at(self->buf, len, id, vm, me));
+	for (cycle = 1; cycle <= 4; cycle++) {
+		ASSERT_EQ(0, kt_rmmod(PT_MODULE));
+		ASSERT_EQ(0, pt_info(self->fd, id, &info));
+		EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state) TH_LOG("cycle %d, module gone", cycle);
+		if (cycle % 2)
+			ASSERT_EQ(0, kt_insmod(kt_module_path(PT_FILLER_PATH), NULL));
+		for (i = 0; i < 3; i++)
+			syscall(SYS_getppid);
+		len = pt_drain(self->fd, self->buf, BUFSZ);
+		EXPECT_EQ(3, pt_entries_at(self->buf, len, id, vm, me))
+			TH_LOG("cycle %d, module gone", cycle);
+		/* nothing but the vmlinux function, whoever called it */
+		EXPECT_EQ(pt_entries_at(self->buf, len, id, vm, 0), pt_count(self->buf, len, id, 0))
+			TH_LOG("cycle %d, module gone", cycle);
+
+		ret = kt_insmod(kt_module_path(PT_MODULE_PATH), NULL);
+		if (cycle % 2)
+			ASSERT_EQ(0, kt_rmmod(PT_FILLER));
+		ASSERT_EQ(0, ret);
+		old = mod;
+		mod = pt_kallsyms("ktrack_tpt_add");
+		ASSERT_NE(0, mod);
+		moved += mod != old;
+		TH_LOG("cycle %d: the module's function at %#lx, was %#lx", cycle, mod, old);
+		ASSERT_EQ(0, pt_info(self->fd, id, &info));
+		EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state) TH_LOG("cycle %d, module back", cycle);
+		EXPECT_EQ(2, info.nr_funcs);
+		if (info.mechanism == KTRACK_MECH_FPROBE)
+			EXPECT_EQ(1, info.arm_count) TH_LOG("cycle %d: armed again", cycle);
+		ASSERT_EQ(0, pt_cmd("call 2", 0));
+		for (i = 0; i < 3; i++)
+			syscall(SYS_getppid);
+		len = pt_drain(self->fd, self->buf, BUFSZ);
+		EXPECT_EQ(2, pt_entries_at(self->buf, len, id, mod, me))
+			TH_LOG("cycle %d, module back", cycle);
+		EXPECT_EQ(3, pt_entries_at(self->buf, len, id, vm, me))
+			TH_LOG("cycle %d, module back", cycle);
+		EXPECT_EQ(pt_entries_at(self->buf, len, id, vm, 0) +
+			  pt_entries_at(self->buf, len, id, mod, 0), pt_count(self->buf, len, id, 0))
+			TH_LOG("cycle %d, module back", cycle);
+	}
+	/* else the test shows nothing (see above) */
+	EXPECT_LT(0, moved) TH_LOG("the module came back at the same address every time");
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(0, info.misses);
 }
 
 /*
