@@ -57,6 +57,8 @@ int ktrack_session_write_meta(struct ktrack_session *s, u16 type,
  * reservation, so nothing falls between them and neither is dropped,
  * overwritten or read without the other.  0 or -ENOSPC (both dropped).
  */
+/* Would an event written now be kept (running, pid/CPU filters)?  A hint. */
+bool ktrack_session_accepts(struct ktrack_session *s);
 int ktrack_session_write_linked(struct ktrack_session *s, u16 type, const void *payload,
 				u32 len, u16 type2, const void *payload2, u32 len2);
 

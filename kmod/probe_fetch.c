@@ -42,6 +42,8 @@ static struct kt_scratch __percpu *kt_scratch;
 
 int kt_fetch_init(void)
 {
+	/* alloc_percpu() gives at most PCPU_MIN_UNIT_SIZE per object */
+	BUILD_BUG_ON(sizeof(struct kt_scratch) > PCPU_MIN_UNIT_SIZE);
 	kt_scratch = alloc_percpu(struct kt_scratch);
 	return kt_scratch ? 0 : -ENOMEM;
 }
@@ -423,14 +425,25 @@ static notrace u32 kt_build_stack(struct kt_probe *p, struct ktrack_rec_stack *s
 				  unsigned long *raw, u16 event, u64 ip, u64 parent_ip)
 {
 	u32 n = stack_trace_save(raw, p->stack_depth + KT_STACK_ABOVE, 0);
+	bool at_ip = event != KTRACK_PROBE_EV_TP && ip, found = false;
 	u32 i, first = 0, nr = 0;
 
-	for (i = 0; parent_ip && i < n && i <= KT_STACK_ABOVE; i++)
-		if (raw[i] == parent_ip)
-			break;
-	if (parent_ip && i < n && i <= KT_STACK_ABOVE) {
-		first = i;
-		if (event != KTRACK_PROBE_EV_TP && ip)
+	/*
+	 * The nearest of: the parent's return address (the caller's frame),
+	 * or ip + 1, where an int3 kprobe (one at an offset) interrupted the
+	 * probed function: the machinery's frames lie above either.
+	 */
+	for (i = 0; i < n && i <= KT_STACK_ABOVE && !found; i++) {
+		if (parent_ip && raw[i] == parent_ip) {
+			first = i;
+			found = true;
+		} else if (at_ip && raw[i] == ip + 1) {
+			first = i + 1;
+			found = true;
+		}
+	}
+	if (found) {
+		if (at_ip)
 			st->ips[nr++] = ip;
 	} else {
 		while (first < n && within_module(raw[first], THIS_MODULE))
@@ -498,8 +511,16 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	if (p->stack_depth) {
 		/* one reservation for both: no record between them, no half pair */
 		struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)sc->stack[nest - 1];
-		u32 slen = kt_build_stack(p, st, sc->raw[nest - 1], event, ip, parent_ip);
+		u32 slen = sizeof(*st);
 
+		/*
+		 * No stack walk for a pair the session refuses anyway (stopped,
+		 * pid/CPU filter): the write below still refuses and counts it.
+		 */
+		st->probe_id = p->id;
+		st->nr = 0;
+		if (ktrack_session_accepts(p->session))
+			slen = kt_build_stack(p, st, sc->raw[nest - 1], event, ip, parent_ip);
 		if (ktrack_session_write_linked(p->session, KTRACK_REC_PROBE, rec,
 						sizeof(*rec) + dyn, KTRACK_REC_STACK, st, slen))
 			this_cpu_inc(p->stats->dropped);

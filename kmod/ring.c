@@ -29,6 +29,11 @@
  * every reserved record below 'head' is committed, so their lengths can be
  * walked.  A nested writer that finds no room drops its record (counted,
  * LOST record as in discard mode).
+ *
+ * Linked pairs (a probe hit and its stack, KTRACK_RECF_LINKED): one
+ * reservation holds both records, so nothing nests between them; reclaim
+ * and read() take the pair only whole (ring_unit_len()), and every counter
+ * counts both.
  */
 #include <linux/cpumask.h>
 #include <linux/hardirq.h>
@@ -106,7 +111,7 @@ static notrace void note_lost(struct ktrack_ring *r, u64 ts, u32 n)
  * 'overwritten', never both (the reader's data_tail is stored only when
  * read() returns, too late to tell the writer).
  */
-static notrace bool ring_steal(struct ktrack_ring *r, u64 pos, u16 len)
+static notrace bool ring_steal(struct ktrack_ring *r, u64 pos, u32 len)
 {
 	u64 c;
 
@@ -476,6 +481,17 @@ int notrace ktrack_session_write(struct ktrack_session *s, u16 type, const void 
 	memcpy(p, payload, len);
 	ktrack_ring_commit(s, &res);
 	return 0;
+}
+
+/*
+ * Would an event written now on this CPU be kept by the session's state
+ * and filters?  Lets a writer skip costly work (a stack walk) for a record
+ * that ring_reserve() would refuse anyway; ring_reserve() still decides
+ * and counts.  Preemption disabled by the caller.
+ */
+bool notrace ktrack_session_accepts(struct ktrack_session *s)
+{
+	return READ_ONCE(s->running) && !filtered_out(s, smp_processor_id());
 }
 
 int notrace ktrack_session_write_linked(struct ktrack_session *s, u16 type, const void *payload,

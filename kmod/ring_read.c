@@ -194,6 +194,12 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			w = 2;
 		if (type != KTRACK_REC_PAD) {
 			if (count - *done < unit) {
+				/* a length torn by a reclaim is no reason to fail */
+				if (ow) {
+					ring_read_oldest(r, &oldest, &oindex);
+					if (oldest > tail)
+						continue;
+				}
 				ret = *done ? 0 : -EINVAL;
 				break;
 			}

@@ -90,12 +90,16 @@ int ktrack_ring_pages_charge(unsigned long n)
 {
 	unsigned long max = READ_ONCE(max_total_pages);
 
+	long cur;
+
 	if (!max)
 		max = totalram_pages() / 4;
-	if (atomic_long_add_return(n, &ktrack_ring_pages) > max) {
-		atomic_long_sub(n, &ktrack_ring_pages);
-		return -ENOSPC;
-	}
+	/* never over, even for a moment: a charge that fits is never refused */
+	cur = atomic_long_read(&ktrack_ring_pages);
+	do {
+		if ((unsigned long)cur + n > max)
+			return -ENOSPC;
+	} while (!atomic_long_try_cmpxchg(&ktrack_ring_pages, &cur, cur + n));
 	return 0;
 }
 

@@ -163,6 +163,13 @@ TEST_F(lim, pages_of_all_sessions_beyond_the_budget_get_enospc)
 	EXPECT_EQ(0, ioctl(c, KTRACK_IOC_START)) TH_LOG("after close: %s", strerror(errno));
 	close(c);
 	close(b);
+	/* every page came back: a budget of exactly one such session fits it */
+	ASSERT_EQ(0, lim_set_param("max_total_pages", one));
+	c = open("/dev/ktrack", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, c);
+	EXPECT_EQ(0, tp_config(c, good, KTRACK_MODE_DISCARD));
+	EXPECT_EQ(0, ioctl(c, KTRACK_IOC_START)) TH_LOG("a page leaked: %s", strerror(errno));
+	close(c);
 	EXPECT_EQ(0, lim_set_param("max_total_pages", 0));
 }
 
