@@ -56,10 +56,9 @@ struct ktrack_rec_hdr {
 #define KTRACK_RECF_CTX_MASK	0x3
 /*
  * The next record on this CPU, the second of a linked pair, belongs to
- * this one (a probe hit's
- * KTRACK_REC_STACK after its KTRACK_REC_PROBE): the two are written,
- * dropped, overwritten and returned by read() together, and nothing falls
- * between them (KTRACK_FEAT_LINKED_STACK).
+ * this one (a probe hit's KTRACK_REC_STACK after its KTRACK_REC_PROBE):
+ * the two are written, dropped, overwritten and returned by read()
+ * together, and nothing falls between them (KTRACK_FEAT_LINKED_STACK).
  */
 #define KTRACK_RECF_LINKED	0x4
 enum ktrack_rec_type {
