@@ -161,8 +161,12 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 		off = tail & ring_mask(r);
 		len = READ_ONCE(*(u16 *)(r->data + off));
 		type = READ_ONCE(*(u16 *)(r->data + off + 2));
-		if (len < 8 || (len & 7) || off + len > r->size ||
-		    (type != KTRACK_REC_PAD && len < sizeof(struct ktrack_rec_hdr))) {
+		/* a linked pair is copied, claimed and counted as one (0: corrupt) */
+		unit = 0;
+		if (len >= 8 && !(len & 7) && off + len <= r->size)
+			unit = type == KTRACK_REC_PAD ? len :
+			       len < sizeof(struct ktrack_rec_hdr) ? 0 : ring_unit_len(r, off, len);
+		if (!unit || unit > head - tail) {
 			if (ow) {
 				ring_read_oldest(r, &oldest, &oindex);
 				if (oldest > tail)
@@ -179,17 +183,6 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 		 */
 		if (type == KTRACK_REC_LOST)
 			w = rec_weight(r->data + off, type);
-		/* a linked pair is copied, claimed and counted as one */
-		unit = type == KTRACK_REC_PAD ? len : ring_unit_len(r, off, len);
-		if (!unit || unit > head - tail) {
-			if (ow) {
-				ring_read_oldest(r, &oldest, &oindex);
-				if (oldest > tail)
-					continue;
-			}
-			ret = -EIO;
-			break;
-		}
 		if (unit != len)
 			w = 2;
 		if (type != KTRACK_REC_PAD) {
