@@ -15,12 +15,36 @@
 
 namespace ktrack {
 
+std::optional<KallsymsLine> parse_kallsyms_line(std::string_view line) {
+  uint64_t addr = 0;
+  auto r = std::from_chars(line.data(), line.data() + line.size(), addr, 16);
+  if (r.ec != std::errc() || addr == 0) return std::nullopt;
+  std::string_view rest = line.substr(r.ptr - line.data());
+  if (rest.size() < 4 || rest[0] != ' ' || rest[2] != ' ') return std::nullopt;
+  KallsymsLine out{addr, rest[1], {}, {}};
+  rest.remove_prefix(3);
+  out.name = rest;
+  size_t sp = rest.find_first_of(" \t");
+  if (sp != std::string_view::npos) {
+    out.name = rest.substr(0, sp);
+    size_t lb = rest.find('[', sp), rb = rest.find(']', sp);
+    if (lb != std::string_view::npos && rb != std::string_view::npos && rb > lb)
+      out.module = rest.substr(lb + 1, rb - lb - 1);
+  }
+  return out;
+}
+
 void Symbolizer::load(std::string text) {
-  text_ = std::make_unique<std::string>(std::move(text));
+  texts_.clear();
   syms_.clear();
   mods_.clear();
-  std::vector<uint64_t> bounds;  // every symbol's address: where the one before ends
-  std::string_view t = *text_;
+  bounds_.clear();
+  add(std::move(text));
+}
+
+void Symbolizer::add(std::string text) {
+  texts_.push_back(std::make_unique<std::string>(std::move(text)));
+  std::string_view t = *texts_.back();
   while (!t.empty()) {
     std::string_view line = next_line(t);
     if (line.rfind("# module ", 0) == 0) {  // "# module NAME BASE SIZE"
@@ -34,35 +58,24 @@ void Symbolizer::load(std::string text) {
         mods_.push_back({rest.substr(0, a), base, size});
       continue;
     }
-    uint64_t addr = 0;
-    auto r = std::from_chars(line.data(), line.data() + line.size(), addr, 16);
-    if (r.ec != std::errc() || addr == 0) continue;
-    std::string_view rest = line.substr(r.ptr - line.data());
-    if (rest.size() < 4 || rest[0] != ' ' || rest[2] != ' ') continue;
-    bounds.push_back(addr);
-    char type = rest[1];
-    bool text = type == 't' || type == 'T' || type == 'w' || type == 'W';
+    auto l = parse_kallsyms_line(line);
+    if (!l) continue;
+    bounds_.push_back(l->addr);
+    bool text = l->type == 't' || l->type == 'T' || l->type == 'w' || l->type == 'W';
     // t probes record the struct tracepoint (data): keep those names too
-    if (!text && !((type == 'd' || type == 'D') && rest.substr(3).rfind("__tracepoint_", 0) == 0)) continue;
-    rest.remove_prefix(3);
-    std::string_view name = rest, module;
-    size_t sp = rest.find_first_of(" \t");
-    if (sp != std::string_view::npos) {
-      name = rest.substr(0, sp);
-      size_t lb = rest.find('[', sp), rb = rest.find(']', sp);
-      if (lb != std::string_view::npos && rb != std::string_view::npos && rb > lb)
-        module = rest.substr(lb + 1, rb - lb - 1);
-    }
-    if (name.empty()) continue;
-    syms_.push_back({addr, name, module});
+    if (!text && !((l->type == 'd' || l->type == 'D') && l->name.rfind("__tracepoint_", 0) == 0)) continue;
+    if (l->name.empty()) continue;
+    syms_.push_back({l->addr, l->name, l->module});
   }
+  // Stable: of the names at one address the last one read names it, in
+  // every chunk order the writer keeps (it adds a group's lines in order).
   std::stable_sort(syms_.begin(), syms_.end(),
                    [](const Symbol &a, const Symbol &b) { return a.addr < b.addr; });
-  std::sort(bounds.begin(), bounds.end());
+  std::sort(bounds_.begin(), bounds_.end());
   std::sort(mods_.begin(), mods_.end(), [](const Module &a, const Module &b) { return a.base < b.base; });
   for (auto &sym : syms_) {
-    auto next = std::upper_bound(bounds.begin(), bounds.end(), sym.addr);
-    sym.end = next == bounds.end() ? sym.addr + kMaxOffset : std::min(*next, sym.addr + kMaxOffset);
+    auto next = std::upper_bound(bounds_.begin(), bounds_.end(), sym.addr);
+    sym.end = next == bounds_.end() ? sym.addr + kMaxOffset : std::min(*next, sym.addr + kMaxOffset);
     if (!sym.module.empty()) {
       for (const auto &m : mods_)
         if (m.name == sym.module && sym.addr >= m.base && sym.addr < m.base + m.size)

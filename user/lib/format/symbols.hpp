@@ -19,6 +19,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,16 @@
 #include <fmt/format.h>
 
 namespace ktrack {
+
+// One "ADDR TYPE NAME [MODULE]" line of a kallsyms snapshot, as Symbolizer
+// reads it: null for a line it skips (a "#" line, address 0, malformed).
+// Every such line bounds the symbol before it, whatever its type.
+struct KallsymsLine {
+  uint64_t addr;
+  char type;
+  std::string_view name, module;
+};
+std::optional<KallsymsLine> parse_kallsyms_line(std::string_view line);
 
 class Symbolizer {
  public:
@@ -54,6 +65,9 @@ class Symbolizer {
   // type and its module's end.  Malformed lines are skipped.  Replaces any
   // previous snapshot.
   void load(std::string text);
+  // Adds more lines of the same snapshot (a format-3 file stores only the
+  // lines its records need, in several KSYMS chunks: format/symbol_subset.hpp).
+  void add(std::string text);
 
   // Takes a KTRACK_REC_MODULE or KTRACK_REC_MODULE_SYMS record (header and
   // payload; other types are ignored) into the module history.  Records
@@ -89,7 +103,6 @@ class Symbolizer {
   uint64_t unpin(uint64_t key) const;
 
   size_t size() const { return syms_.size() + load_syms_; }
-  const std::string &text() const { return *text_; }
 
   static constexpr uint64_t kMaxOffset = 1 << 20;
 
@@ -117,8 +130,9 @@ class Symbolizer {
   bool snapshot_valid(uint64_t addr, uint64_t ts) const;
 
   // Heap-held so the views in syms_ survive moves.
-  std::unique_ptr<std::string> text_ = std::make_unique<std::string>();
+  std::vector<std::unique_ptr<std::string>> texts_;
   std::vector<Symbol> syms_;
+  std::vector<uint64_t> bounds_;  // every line's address: where the symbol before ends
   std::vector<Module> mods_;                               // by base
   std::vector<std::unique_ptr<Load>> loads_;               // in load order
   std::map<std::string, uint64_t, std::less<>> unloaded_;  // snapshot module -> unload ts

@@ -9,8 +9,12 @@
 //            kernel_release, hostname, session, mode, buf_pages, ...
 //   SCHEMAS  SchemaRegistry::serialize() text (record and probe schemas);
 //            later SCHEMAS chunks add to/replace earlier ones
-//   KSYMS    a /proc/kallsyms snapshot plus "# module NAME BASE SIZE" lines
-//            from /proc/modules (host/kallsyms.hpp: read_kallsyms); older files lack them
+//   KSYMS    lines of a /proc/kallsyms snapshot plus "# module NAME BASE SIZE"
+//            lines from /proc/modules (host/kallsyms.hpp: read_kallsyms).
+//            Format 3: only the lines the records need (format/symbol_subset.hpp),
+//            in as many KSYMS chunks as it takes, each before the records
+//            that need it; formats 1 and 2: the whole snapshot in one chunk
+//            (or none)
 //   COMMS    "pid comm" lines, written before the records that need them
 //   RECORDS  raw records (struct ktrack_rec_hdr + payload), any CPUs, each
 //            CPU's records in ring order
@@ -36,12 +40,13 @@
 
 #include "format/event.hpp"
 #include "format/merge.hpp"
+#include "format/symbol_subset.hpp"
 #include "format/symbols.hpp"
 
 namespace ktrack {
 
 inline constexpr char kTraceMagic[8] = {'K', 'T', 'R', 'A', 'C', 'K', 'F', '1'};
-inline constexpr uint32_t kTraceFormatVersion = 2;
+inline constexpr uint32_t kTraceFormatVersion = 3;
 inline constexpr uint32_t kTraceFormatOldest = 1;  // oldest version read
 
 enum class ChunkType : uint32_t { Meta = 1, Schemas = 2, Ksyms = 3, Comms = 4, Records = 5, End = 6 };
@@ -72,12 +77,15 @@ struct TraceMeta {
   std::string to_text() const;
 };
 
-// Streams records into a trace file.  Memory: one chunk (1 MiB) plus the
-// comm table.  Throws SysError/Error on I/O failure.
+// Streams records into a trace file.  Memory: one chunk (1 MiB), the comm
+// table and the kallsyms snapshot it picks symbols from.  Throws
+// SysError/Error on I/O failure.
 class TraceWriter {
  public:
   // 'path' "-" writes to stdout.  'kallsyms' is a /proc/kallsyms snapshot
-  // (may be empty).  The header chunks are written immediately.
+  // (may be empty): the file keeps the lines that name the addresses its
+  // records hold (probe ip and parent_ip, every field of type symbol,
+  // stacks).  The header chunks are written immediately.
   TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
               std::string_view kallsyms);
   ~TraceWriter();
@@ -102,11 +110,15 @@ class TraceWriter {
   uint64_t records() const { return records_; }
   uint64_t bytes_written() const { return bytes_; }
   uint64_t lost() const { return lost_; }  // sum of LOST record counts
+  // Symbol lines stored so far, of the snapshot's.
+  size_t symbols_kept() const { return subset_ ? subset_->kept() : 0; }
+  size_t symbols_offered() const { return subset_ ? subset_->lines() : 0; }
 
  private:
   void write_chunk(ChunkType type, std::span<const uint8_t> payload);
   void write_chunk(ChunkType type, std::string_view payload);
   void note_pid(uint32_t pid);
+  void note_symbols(std::span<const uint8_t> rec);
   void write_all(const void *p, size_t n);
 
   int fd_ = -1;
@@ -119,6 +131,12 @@ class TraceWriter {
   uint32_t last_pid_ = ~0u;
   std::function<std::optional<std::string>(uint32_t)> resolver_;
   uint64_t records_ = 0, bytes_ = 0, lost_ = 0;
+  // Which fields of a record are addresses: the schemas, as the readers
+  // will decode them.
+  SchemaRegistry schemas_;
+  Decoder decoder_{schemas_};
+  Event ev_;
+  std::unique_ptr<SymbolSubset> subset_;
 };
 
 struct TraceInfo {
@@ -187,6 +205,7 @@ class TraceReader {
   bool eof_ = false;
   std::optional<std::string> error_;
   bool castagnoli_ = true;  // chunk checksums: CRC-32C (v2) or IEEE (v1)
+  uint32_t format_version_ = 0;
   bool seen_ksyms_ = false;
   ByteBuffer chunk_;
   std::vector<uint8_t> carry_;  // raw stream: partial record between blocks

@@ -140,6 +140,7 @@ void TraceReader::open_input() {
           fmt::format("{} uses trace format version {}, this ktrackctl reads versions {} to {}; use a "
                       "matching ktrackctl",
                       name_, fv, kTraceFormatOldest, kTraceFormatVersion));
+    format_version_ = fv;
     if (castagnoli_ != (fv >= 2))
       throw Error(fmt::format(
           "{} is a ktrack file with a damaged header (checksum kind does not match format version {}); it "
@@ -265,9 +266,10 @@ bool TraceReader::fill() {
   // make a chunk silently skipped or read as another kind.  Formats 1 and 2
   // have exactly these types (a newer type comes with a newer format
   // version, refused above), one metadata chunk (read by open_input()) and
-  // at most one symbol snapshot.
+  // at most one symbol snapshot before format 3, which adds symbols as the
+  // records come.
   if (h.type == static_cast<uint32_t>(ChunkType::Meta) ||
-      (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_) || h.type < 1 ||
+      (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_ && format_version_ < 3) || h.type < 1 ||
       h.type > static_cast<uint32_t>(ChunkType::End)) {
     fail(fmt::format("{} is corrupted at byte {}: unexpected chunk type {}", name_, at, h.type));
     return false;
@@ -285,7 +287,7 @@ bool TraceReader::fill() {
       }
       break;
     case ChunkType::Ksyms:
-      symbols_.load(std::string(as_sv(chunk_)));
+      symbols_.add(std::string(as_sv(chunk_)));
       seen_ksyms_ = true;
       break;
     case ChunkType::Comms: {

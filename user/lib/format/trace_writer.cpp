@@ -19,7 +19,7 @@ namespace ktrack {
 
 TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
                          std::string_view kallsyms)
-    : path_(path), resolver_(proc_comm) {
+    : path_(path), resolver_(proc_comm), schemas_(schemas) {
   if (path == "-") {
     fd_ = STDOUT_FILENO;
   } else {
@@ -31,7 +31,11 @@ TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const S
   write_all(kTraceMagic, sizeof(kTraceMagic));
   write_chunk(ChunkType::Meta, meta.to_text());
   write_chunk(ChunkType::Schemas, schemas.serialize());
-  if (!kallsyms.empty()) write_chunk(ChunkType::Ksyms, kallsyms);
+  if (!kallsyms.empty()) {
+    subset_ = std::make_unique<SymbolSubset>(kallsyms);
+    std::string modules = subset_->take();
+    if (!modules.empty()) write_chunk(ChunkType::Ksyms, modules);
+  }
 }
 
 TraceWriter::~TraceWriter() {
@@ -92,7 +96,24 @@ void TraceWriter::note_pid(uint32_t pid) {
 
 void TraceWriter::add_schemas(const SchemaRegistry &schemas) {
   flush();
+  for (const Schema *s : schemas.all()) schemas_.add(*s);
   write_chunk(ChunkType::Schemas, schemas.serialize());
+}
+
+void TraceWriter::note_symbols(std::span<const uint8_t> rec) {
+  if (!decoder_.decode(rec, ev_)) return;
+  if (ev_.type == KTRACK_REC_PROBE) {
+    subset_->need(ev_.ip);
+    subset_->need(ev_.parent_ip);
+  }
+  for (const FieldValue &f : ev_.fields) {
+    if (f.desc->type != FieldType::Symbol || !f.valid) continue;
+    if (f.is_array) {
+      for (uint32_t i = 0; i < f.count; i++) subset_->need(f.at(i));
+    } else {
+      subset_->need(f.u);
+    }
+  }
 }
 
 void TraceWriter::write_records(std::span<const uint8_t> recs) {
@@ -111,6 +132,7 @@ void TraceWriter::write_records(std::span<const uint8_t> recs) {
         lost_ += count;
       }
       if (chunk_.size() + len > (1u << 20)) flush();
+      if (subset_) note_symbols(recs.first(len));
       chunk_.insert(chunk_.end(), recs.data(), recs.data() + len);
       records_++;
     }
@@ -119,6 +141,11 @@ void TraceWriter::write_records(std::span<const uint8_t> recs) {
 }
 
 void TraceWriter::flush() {
+  // Symbols and comms before the records that need them: a reader streams.
+  if (subset_) {
+    std::string syms = subset_->take();
+    if (!syms.empty()) write_chunk(ChunkType::Ksyms, syms);
+  }
   if (!pending_comms_.empty()) {
     write_chunk(ChunkType::Comms, pending_comms_);
     pending_comms_.clear();
