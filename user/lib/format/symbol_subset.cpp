@@ -32,9 +32,10 @@ void SymbolSubset::keep(size_t i) {
 
 void SymbolSubset::need(uint64_t addr) {
   if (!addr) return;
-  uint64_t &slot = recent_[(addr * 0x9e3779b97f4a7c15ull) >> 52];
-  if (slot == addr) return;
-  slot = addr;
+  uint64_t *set = &recent_[((addr * 0x9e3779b97f4a7c15ull) >> 52) * 2];
+  if (set[0] == addr || set[1] == addr) return;
+  set[1] = set[0];
+  set[0] = addr;
   auto it = std::upper_bound(lines_.begin(), lines_.end(), addr,
                              [](uint64_t a, const Line &l) { return a < l.addr; });
   if (it == lines_.begin()) return;  // below every symbol: nothing names it

@@ -46,9 +46,9 @@ class SymbolSubset {
   std::vector<uint8_t> kept_flag_;
   std::string pending_;
   size_t kept_ = 0;
-  // Addresses already handled: a record stream names the same few
-  // functions over and over, so most need() calls end here.
-  std::array<uint64_t, 4096> recent_{};
+  // Addresses already handled (4096 sets of 2): a record stream names the
+  // same few functions over and over, so most need() calls end here.
+  std::array<uint64_t, 8192> recent_{};
 };
 
 }  // namespace ktrack

@@ -28,6 +28,7 @@
 // CPU's order is always kept), so files larger than memory stream through.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -136,6 +137,12 @@ class TraceWriter {
   SchemaRegistry schemas_;
   Decoder decoder_{schemas_};
   Event ev_;
+  struct SymSlot {
+    uint64_t key = ~0ull;
+    bool has_symbols = false;
+  };
+  std::array<SymSlot, 16> sym_cache_{};
+  uint64_t sym_generation_ = ~0ull;
   std::unique_ptr<SymbolSubset> subset_;
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -101,11 +102,35 @@ void TraceWriter::add_schemas(const SchemaRegistry &schemas) {
 }
 
 void TraceWriter::note_symbols(std::span<const uint8_t> rec) {
-  if (!decoder_.decode(rec, ev_)) return;
-  if (ev_.type == KTRACK_REC_PROBE) {
-    subset_->need(ev_.ip);
-    subset_->need(ev_.parent_ip);
+  ktrack_rec_hdr h;
+  std::memcpy(&h, rec.data(), sizeof(h));
+  uint32_t probe_id = 0;
+  uint16_t event = 0;
+  if (h.type == KTRACK_REC_PROBE) {
+    constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
+    if (rec.size() < sizeof(h) + fixed) return;
+    ktrack_rec_probe p;
+    std::memcpy(&p, rec.data() + sizeof(h), fixed);
+    subset_->need(p.ip);
+    subset_->need(p.parent_ip);
+    probe_id = p.probe_id;
+    event = p.event;
   }
+  // Decoded (the costly part) only when its schema has a symbol field: most
+  // records have none.  A small cache, as schemas change rarely.
+  if (schemas_.generation() != sym_generation_) {
+    sym_cache_.fill(SymSlot{});
+    sym_generation_ = schemas_.generation();
+  }
+  uint64_t key = (uint64_t(h.type) << 48) | (uint64_t(event) << 32) | probe_id;
+  SymSlot &slot = sym_cache_[(h.type * 7u + probe_id * 31u + event) % sym_cache_.size()];
+  if (slot.key != key) {
+    const Schema *s = schemas_.find(h.type, probe_id, event);
+    slot.key = key;
+    slot.has_symbols = s && std::any_of(s->fields.begin(), s->fields.end(),
+                                        [](const FieldDesc &f) { return f.type == FieldType::Symbol; });
+  }
+  if (!slot.has_symbols || !decoder_.decode(rec, ev_)) return;
   for (const FieldValue &f : ev_.fields) {
     if (f.desc->type != FieldType::Symbol || !f.valid) continue;
     if (f.is_array) {
