@@ -17,9 +17,11 @@ SymbolSubset::SymbolSubset(std::string_view kallsyms) : text_(kallsyms) {
       continue;
     }
     // The lines Symbolizer reads, names or bounds alike.
-    if (auto l = parse_kallsyms_line(line)) lines_.push_back({l->addr, off, static_cast<uint32_t>(line.size())});
+    if (auto l = parse_kallsyms_line(line))
+      lines_.push_back({l->addr, off, static_cast<uint32_t>(line.size())});
   }
-  std::stable_sort(lines_.begin(), lines_.end(), [](const Line &a, const Line &b) { return a.addr < b.addr; });
+  std::stable_sort(lines_.begin(), lines_.end(),
+                   [](const Line &a, const Line &b) { return a.addr < b.addr; });
   kept_flag_.assign(lines_.size(), 0);
 }
 

@@ -42,7 +42,7 @@ class SymbolSubset {
     uint32_t off, len;  // in text_
   };
   std::string text_;
-  std::vector<Line> lines_;    // by address, file order among equal ones
+  std::vector<Line> lines_;  // by address, file order among equal ones
   std::vector<uint8_t> kept_flag_;
   std::string pending_;
   size_t kept_ = 0;

@@ -132,9 +132,9 @@ class Symbolizer {
   // Heap-held so the views in syms_ survive moves.
   std::vector<std::unique_ptr<std::string>> texts_;
   std::vector<Symbol> syms_;
-  std::vector<uint64_t> bounds_;  // every line's address: where the symbol before ends
-  std::vector<Module> mods_;                               // by base
-  std::vector<std::unique_ptr<Load>> loads_;               // in load order
+  std::vector<uint64_t> bounds_;              // every line's address: where the symbol before ends
+  std::vector<Module> mods_;                  // by base
+  std::vector<std::unique_ptr<Load>> loads_;  // in load order
   std::map<std::string, uint64_t, std::less<>> unloaded_;  // snapshot module -> unload ts
   size_t load_syms_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> pinned_;               // key - kPinBase -> (addr, ts)

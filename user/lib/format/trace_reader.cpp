@@ -269,8 +269,8 @@ bool TraceReader::fill() {
   // at most one symbol snapshot before format 3, which adds symbols as the
   // records come.
   if (h.type == static_cast<uint32_t>(ChunkType::Meta) ||
-      (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_ && format_version_ < 3) || h.type < 1 ||
-      h.type > static_cast<uint32_t>(ChunkType::End)) {
+      (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_ && format_version_ < 3) ||
+      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::End)) {
     fail(fmt::format("{} is corrupted at byte {}: unexpected chunk type {}", name_, at, h.type));
     return false;
   }
