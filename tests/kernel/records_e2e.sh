@@ -87,7 +87,17 @@ assert ts == sorted(ts), "not merged by timestamp"
 PY
 "$K" report --header "$T/markers.ktrack" >"$T/header.txt" 2>&1
 check "the file header names kernel, CPUs, clock, schemas" grep -q "^# host .* kernel $(uname -r) cpus $(nproc --all)" "$T/header.txt"
-check "the file carries a symbol map" grep -qE "^# [1-9][0-9]+ symbols" "$T/header.txt"
+# A file keeps only the kallsyms lines its records name: markers name none.
+check "a file of markers carries no symbol it does not need" grep -qE "^# 0 symbols" "$T/header.txt"
+check "a file of markers is small (no kallsyms snapshot)" test "$(stat -c %s "$T/markers.ktrack")" -lt 65536
+# A probe's records name their function and its caller, from the file alone.
+"$K" record -q -o "$T/probe.ktrack" 'p:vw vfs_write n=$arg3' -- sh -c 'echo x >/dev/null' >/dev/null 2>&1
+"$K" report --header "$T/probe.ktrack" >"$T/probe.txt" 2>&1
+check "a probe's file names vfs_write and its callers, with a few symbols" bash -c "
+	grep -qE ' vw: .*vfs_write' '$T/probe.txt' &&
+	! grep -E ' vw: ' '$T/probe.txt' | grep -q '0xffffffff' &&
+	n=\$(sed -nE 's/^# ([0-9]+) symbols/\\1/p' '$T/probe.txt') && [ \"\$n\" -ge 2 ] && [ \"\$n\" -lt 2000 ]"
+check "a probe's file is small (under 256 KiB)" test "$(stat -c %s "$T/probe.ktrack")" -lt 262144
 "$K" stats -s rec1 --json >"$T/stats.json" 2>&1
 check "stats -s: totals add up, markers counted" python3 - "$T/stats.json" <<'PY'
 import json, sys

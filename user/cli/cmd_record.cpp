@@ -124,7 +124,8 @@ const Command record_cmd(31, [](CLI::App &app) {
   cmd->footer(
       "The file holds the records plus what decoding needs on another machine: record\n"
       "schemas (probes included), CPU count, clock, kernel release, hostname, process\n"
-      "names and a kallsyms snapshot.  Decode it with 'ktrackctl report FILE'.\n"
+      "names and the kallsyms lines that name its records' addresses.  Decode it with\n"
+      "'ktrackctl report FILE'.\n"
       "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
       "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"
       "bytes, lost and rates.\n"
