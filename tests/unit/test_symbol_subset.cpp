@@ -2,10 +2,13 @@
 // (format/symbol_subset.hpp): every address a record holds must be named
 // exactly as the whole snapshot names it, and the file must stay small.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -187,5 +190,92 @@ TEST(SymbolSubset, RecordedFileKeepsOnlyWhatItsRecordsName) {
   // hundred of them.
   EXPECT_GT(text.size(), 1000000u);
   EXPECT_LT(fs::file_size(p), 64u * 1024) << fs::file_size(p);
+  fs::remove_all(dir);
+}
+
+// The symbols of a format-3 file come with the records that need them; a
+// view that names an address before the reader got that far (report prints
+// as it reads) must still get the name: on a regular file every KSYMS chunk
+// is read at open.  Through a pipe, each is read when reached, before its
+// records.
+TEST(SymbolSubset, SymbolsOfLaterRecordsAreKnownFromTheFirstRecord) {
+  fs::path dir = fs::temp_directory_path() / ("ktrack-subset-late-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path p = dir / "t.ktrack";
+  const std::string text = snapshot(1000);
+  Symbolizer whole;
+  whole.load(text);
+  SchemaRegistry reg;
+  reg.add(ktrack::testing::probe_schema(3, "p3", {}));
+  TraceMeta m;
+  m.nr_cpus = 1;
+  m.clock = "mono";
+  const uint64_t ip = 0xffffffff81000000ull + 0x100 * 40 + 0x10;
+  {
+    TraceWriter w(p.string(), m, reg, text);
+    w.set_comm_resolver({});
+    uint64_t ts = 1;
+    for (int chunk = 0; chunk < 3; chunk++) {
+      std::vector<uint8_t> recs;
+      for (int i = 0; i < 20000; i++)
+        append_record(recs, ktrack::testing::rec_hdr(KTRACK_REC_MARKER, 0, ts++, 1, 1),
+                      std::string_view("a marker\0", 9));
+      w.write_records(recs);
+      w.flush();
+    }
+    std::vector<uint8_t> recs;
+    append_record(recs, ktrack::testing::rec_hdr(KTRACK_REC_PROBE, 0, ts++, 1, 1),
+                  ktrack::testing::probe_payload(3, KTRACK_PROBE_EV_ENTRY, ip, ip + 0x300, {}));
+    w.write_records(recs);
+    w.finish();
+  }
+  ASSERT_NE(whole.format(ip), fmt::format("{:#x}", ip));
+  {
+    TraceReader r(p.string(), 4096);  // a window far smaller than the markers
+    Event ev;
+    ASSERT_TRUE(r.next(ev));
+    EXPECT_EQ(ev.type, KTRACK_REC_MARKER);
+    EXPECT_EQ(r.symbols().format(ip), whole.format(ip));
+    EXPECT_EQ(r.symbols().format(ip + 0x300), whole.format(ip + 0x300));
+    size_t probes = 0;
+    while (r.next(ev))
+      if (ev.type == KTRACK_REC_PROBE) probes++;
+    EXPECT_EQ(probes, 1u);
+  }
+  {
+    // Through a pipe: named by the time its record is.
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::string data;
+    {
+      std::ifstream f(p, std::ios::binary);
+      data.assign(std::istreambuf_iterator<char>(f), {});
+    }
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::close(fds[0]);
+      size_t off = 0;
+      while (off < data.size()) {
+        ssize_t w = ::write(fds[1], data.data() + off, data.size() - off);
+        if (w <= 0) ::_exit(1);
+        off += static_cast<size_t>(w);
+      }
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    TraceReader r(fds[0], "<pipe>", 4096);
+    Event ev;
+    size_t probes = 0;
+    while (r.next(ev)) {
+      if (ev.type != KTRACK_REC_PROBE) continue;
+      probes++;
+      EXPECT_EQ(r.symbols().format(ev.ip), whole.format(ip));
+    }
+    EXPECT_EQ(probes, 1u);
+    ::close(fds[0]);
+    int st = 0;
+    ::waitpid(child, &st, 0);
+  }
   fs::remove_all(dir);
 }

@@ -218,7 +218,9 @@ const Command report_cmd(32, [](CLI::App &app) {
     if (f->header && src.file()) print_header(src.file()->reader(), buf);
     if (f->csv) ktrack::format_csv_header(buf);
     const ktrack::Symbolizer &syms = src.symbols();
-    ktrack::FormatOptions fo{syms.size() ? &syms : nullptr};
+    // Always the symbolizer: a format-3 file read from a pipe gets its
+    // symbols as the records that need them come.
+    ktrack::FormatOptions fo{&syms};
     try {
       src.run([&](const ka::Sample &s) {
         const ktrack::Event *ev = static_cast<const ka::RecordRef *>(s.origin)->event();

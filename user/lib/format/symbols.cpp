@@ -44,6 +44,7 @@ void Symbolizer::load(std::string text) {
 
 void Symbolizer::add(std::string text) {
   texts_.push_back(std::make_unique<std::string>(std::move(text)));
+  const size_t old_syms = syms_.size(), old_bounds = bounds_.size(), old_mods = mods_.size();
   std::string_view t = *texts_.back();
   while (!t.empty()) {
     std::string_view line = next_line(t);
@@ -67,19 +68,28 @@ void Symbolizer::add(std::string text) {
     if (l->name.empty()) continue;
     syms_.push_back({l->addr, l->name, l->module});
   }
-  // Stable: of the names at one address the last one read names it, in
-  // every chunk order the writer keeps (it adds a group's lines in order).
-  std::stable_sort(syms_.begin(), syms_.end(),
-                   [](const Symbol &a, const Symbol &b) { return a.addr < b.addr; });
-  std::sort(bounds_.begin(), bounds_.end());
-  std::sort(mods_.begin(), mods_.end(), [](const Module &a, const Module &b) { return a.base < b.base; });
+  // The new lines sorted, then merged in, stably: of the names at one
+  // address the last one read names it, in every chunk order the writer
+  // keeps (it adds a group's lines in order).  A file read in many chunks
+  // costs one linear pass per chunk, not a sort of everything.
+  auto by_addr = [](const Symbol &a, const Symbol &b) { return a.addr < b.addr; };
+  auto mid = syms_.begin() + static_cast<std::ptrdiff_t>(old_syms);
+  std::stable_sort(mid, syms_.end(), by_addr);
+  std::inplace_merge(syms_.begin(), mid, syms_.end(), by_addr);
+  auto bmid = bounds_.begin() + static_cast<std::ptrdiff_t>(old_bounds);
+  std::sort(bmid, bounds_.end());
+  std::inplace_merge(bounds_.begin(), bmid, bounds_.end());
+  if (mods_.size() != old_mods)
+    std::sort(mods_.begin(), mods_.end(), [](const Module &a, const Module &b) { return a.base < b.base; });
+  // Each symbol ends at the next line's address (any type), within
+  // kMaxOffset, and at its module's end.
+  size_t j = 0;
   for (auto &sym : syms_) {
-    auto next = std::upper_bound(bounds_.begin(), bounds_.end(), sym.addr);
-    sym.end = next == bounds_.end() ? sym.addr + kMaxOffset : std::min(*next, sym.addr + kMaxOffset);
+    while (j < bounds_.size() && bounds_[j] <= sym.addr) j++;
+    sym.end = j == bounds_.size() ? sym.addr + kMaxOffset : std::min(bounds_[j], sym.addr + kMaxOffset);
     if (!sym.module.empty()) {
-      for (const auto &m : mods_)
-        if (m.name == sym.module && sym.addr >= m.base && sym.addr < m.base + m.size)
-          sym.end = std::min(sym.end, m.base + m.size);
+      const Module *m = snapshot_module(sym.addr);
+      if (m && m->name == sym.module) sym.end = std::min(sym.end, m->base + m->size);
     }
   }
 }

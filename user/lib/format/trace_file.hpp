@@ -97,8 +97,6 @@ class TraceWriter {
   // /proc/PID/comm); set an empty function to record no comms.
   void set_comm_resolver(std::function<std::optional<std::string>(uint32_t)> r) { resolver_ = std::move(r); }
   void set_comm(uint32_t pid, std::string_view comm);
-  // Adds schemas (e.g. a probe attached after the header was written).
-  void add_schemas(const SchemaRegistry &schemas);
   // Appends whole records (a ring drain); PAD records are dropped.  Throws
   // Error if 'records' does not hold whole valid records.
   void write_records(std::span<const uint8_t> records);
@@ -193,6 +191,7 @@ class TraceReader {
   bool read_exact(void *p, size_t n, const char *what, bool exact = false);
   uint32_t checksum(const void *p, size_t n) const { return castagnoli_ ? crc32c(0, p, n) : crc32(0, p, n); }
   bool fill();  // reads one chunk / block; false at end of input
+  void preload_symbols();
   void push_records(ByteBuffer &&recs, uint64_t base_offset);
   void fail(std::string msg);
 
@@ -214,6 +213,10 @@ class TraceReader {
   bool castagnoli_ = true;  // chunk checksums: CRC-32C (v2) or IEEE (v1)
   uint32_t format_version_ = 0;
   bool seen_ksyms_ = false;
+  // Format 3, a regular file: every KSYMS chunk up to this offset was read
+  // at open (preload_symbols()), so views name addresses from the first
+  // record on; later ones (a file still being written) are added as met.
+  uint64_t preloaded_to_ = 0;
   ByteBuffer chunk_;
   std::vector<uint8_t> carry_;  // raw stream: partial record between blocks
 

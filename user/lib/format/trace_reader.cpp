@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -161,6 +162,7 @@ void TraceReader::open_input() {
         info_.meta.extra[k] = v;
     }
     schemas_ = SchemaRegistry(false);
+    if (fv >= 3) preload_symbols();
     return;
   }
   // A raw record stream: the first record header must make sense.
@@ -176,6 +178,35 @@ void TraceReader::open_input() {
   if (got < 8 || len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN || len > KTRACK_REC_MAX ||
       type > 255 || cpu >= 8192)
     throw Error(fmt::format("{} is neither a ktrack trace file nor a raw /dev/ktrack record stream", name_));
+}
+
+// A format-3 file spreads its symbols over KSYMS chunks ahead of the
+// records that need them.  A view that asks for names before the end (a
+// report prints as it reads, with a reorder window) must see them all: on a
+// regular file they are read here, by chunk header and pread(), without
+// moving the stream.  A damaged or short chunk ends the scan (the stream
+// reports it in order).
+void TraceReader::preload_symbols() {
+  struct stat st;
+  if (::fstat(fd_, &st) < 0 || !S_ISREG(st.st_mode)) return;
+  uint64_t pos = offset_;
+  std::string text, payload;
+  while (true) {
+    ChunkHeader h;
+    ssize_t r = ::pread(fd_, &h, sizeof(h), static_cast<off_t>(pos));
+    if (r != static_cast<ssize_t>(sizeof(h)) || h.len > kMaxChunk) break;
+    if (h.type == static_cast<uint32_t>(ChunkType::Ksyms)) {
+      payload.resize(h.len);
+      if (::pread(fd_, payload.data(), h.len, static_cast<off_t>(pos + sizeof(h))) !=
+              static_cast<ssize_t>(h.len) ||
+          crc32c(0, payload.data(), payload.size()) != h.crc)
+        break;
+      text += payload;
+    }
+    pos += sizeof(h) + h.len;
+    preloaded_to_ = pos;
+  }
+  if (!text.empty()) symbols_.add(std::move(text));
 }
 
 void TraceReader::push_records(ByteBuffer &&recs, uint64_t base) {
@@ -287,7 +318,7 @@ bool TraceReader::fill() {
       }
       break;
     case ChunkType::Ksyms:
-      symbols_.add(std::string(as_sv(chunk_)));
+      if (at >= preloaded_to_) symbols_.add(std::string(as_sv(chunk_)));
       seen_ksyms_ = true;
       break;
     case ChunkType::Comms: {

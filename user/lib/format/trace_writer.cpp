@@ -95,12 +95,6 @@ void TraceWriter::note_pid(uint32_t pid) {
   }
 }
 
-void TraceWriter::add_schemas(const SchemaRegistry &schemas) {
-  flush();
-  for (const Schema *s : schemas.all()) schemas_.add(*s);
-  write_chunk(ChunkType::Schemas, schemas.serialize());
-}
-
 void TraceWriter::note_symbols(std::span<const uint8_t> rec) {
   ktrack_rec_hdr h;
   std::memcpy(&h, rec.data(), sizeof(h));
