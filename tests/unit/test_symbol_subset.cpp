@@ -60,6 +60,25 @@ std::vector<uint64_t> probe_addresses(size_t n, uint32_t seed) {
   return out;
 }
 
+// A scratch directory for one test's file, removed at the end.
+struct ScratchFile {
+  fs::path dir, path;
+  explicit ScratchFile(const std::string &tag)
+      : dir(fs::temp_directory_path() / fmt::format("ktrack-subset-{}-{}", tag, ::getpid())),
+        path(dir / "t.ktrack") {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~ScratchFile() { fs::remove_all(dir); }
+};
+
+TraceMeta one_cpu_meta() {
+  TraceMeta m;
+  m.nr_cpus = 1;
+  m.clock = "mono";
+  return m;
+}
+
 }  // namespace
 
 TEST(SymbolSubset, NamesEveryNeededAddressAsTheWholeSnapshotDoes) {
@@ -126,24 +145,14 @@ TEST(SymbolSubset, AliasesKeepTheirOrderWhicheverIsNeededFirst) {
 // including a function first seen after the first flush; and the file
 // holds a few kilobytes of symbols, not the snapshot.
 TEST(SymbolSubset, RecordedFileKeepsOnlyWhatItsRecordsName) {
-  fs::path dir = fs::temp_directory_path() / ("ktrack-subset-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::path p = dir / "t.ktrack";
+  ScratchFile f("file");
+  const fs::path &p = f.path;
   const std::string text = snapshot(40000);
   Symbolizer whole;
   whole.load(text);
-
   SchemaRegistry reg;
-  Schema s;
-  s.rec_type = KTRACK_REC_PROBE;
-  s.probe_id = 3;
-  s.name = "p3";
-  s.fields = {make_field("cb", FieldType::Symbol, 0)};
-  reg.add(s);
-  TraceMeta m;
-  m.nr_cpus = 1;
-  m.clock = "mono";
+  reg.add(ktrack::testing::probe_schema(3, "p3", {make_field("cb", FieldType::Symbol, 0)}));
+  TraceMeta m = one_cpu_meta();
   std::vector<uint64_t> named;
   size_t written = 0;
   {
@@ -190,7 +199,6 @@ TEST(SymbolSubset, RecordedFileKeepsOnlyWhatItsRecordsName) {
   // hundred of them.
   EXPECT_GT(text.size(), 1000000u);
   EXPECT_LT(fs::file_size(p), 64u * 1024) << fs::file_size(p);
-  fs::remove_all(dir);
 }
 
 // The symbols of a format-3 file come with the records that need them; a
@@ -199,18 +207,14 @@ TEST(SymbolSubset, RecordedFileKeepsOnlyWhatItsRecordsName) {
 // is read at open.  Through a pipe, each is read when reached, before its
 // records.
 TEST(SymbolSubset, SymbolsOfLaterRecordsAreKnownFromTheFirstRecord) {
-  fs::path dir = fs::temp_directory_path() / ("ktrack-subset-late-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::path p = dir / "t.ktrack";
+  ScratchFile f("late");
+  const fs::path &p = f.path;
   const std::string text = snapshot(1000);
   Symbolizer whole;
   whole.load(text);
   SchemaRegistry reg;
   reg.add(ktrack::testing::probe_schema(3, "p3", {}));
-  TraceMeta m;
-  m.nr_cpus = 1;
-  m.clock = "mono";
+  TraceMeta m = one_cpu_meta();
   const uint64_t ip = 0xffffffff81000000ull + 0x100 * 40 + 0x10;
   {
     TraceWriter w(p.string(), m, reg, text);
@@ -277,5 +281,4 @@ TEST(SymbolSubset, SymbolsOfLaterRecordsAreKnownFromTheFirstRecord) {
     int st = 0;
     ::waitpid(child, &st, 0);
   }
-  fs::remove_all(dir);
 }
