@@ -12,9 +12,14 @@
 #                     ...) at full length on 6.1, 6.12 and the debug kernel
 #   make check-debug  the whole in-VM suite and the stress suite on a debug
 #                     kernel (KASAN, lockdep, kmemleak...; built once)
+#   make check-package  make deb, then install, upgrade and purge the
+#                     packages in a guest on 6.1 and 6.12 (DKMS builds there)
 #   make demo         a live ktrack session in the VM (6.12 by default)
 #   make vm-shell KVER=6.12   an interactive guest
 #   make bench        benchmarks (print numbers)
+#   make install      ktrackctl, its man page and completion, and ktrack.ko's
+#                     sources for DKMS (PREFIX=/usr/local, DESTDIR=)
+#   make deb          the Debian packages ktrack-dkms and ktrackctl (build/deb/)
 #   make checkpatch   kernel coding style of the C module sources
 #   make format       clang-format the C++ sources (format-check: only check)
 SHELL := /bin/bash
@@ -38,13 +43,13 @@ else
 	  [ -d /lib/modules/$$r/build ] && echo /lib/modules/$$r/build; done | sort -u
 endif
 
-.PHONY: all setup user modules kernel-tests check check-stress check-debug host-test vm-test demo vm-shell bench \
-	sparse checkpatch format format-check clean distclean help
+.PHONY: all setup user modules kernel-tests check check-stress check-debug check-package host-test vm-test demo vm-shell bench \
+	sparse checkpatch format format-check clean distclean help install install-build deb
 
 all: user modules kernel-tests
 
 help:
-	@sed -n '3,20p' $(ROOT)/Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,24p' $(ROOT)/Makefile | sed 's/^# \{0,1\}//'
 
 setup:
 	@$(ROOT)/scripts/setup.sh
@@ -116,11 +121,42 @@ check-stress: all
 check-debug:
 	@$(ROOT)/scripts/check-debug.sh
 
+check-package:
+	@$(ROOT)/scripts/check-package.sh
+
 host-test: user
 	cd $(BUILD)/user && ctest --output-on-failure
 
 vm-test: all
 	$(ROOT)/tests/vm/run --kernel all -- $(ROOT)/tests/kernel/run-all
+
+# ---- installing -------------------------------------------------------------
+# make install: the layout of the packages (see packaging/install.sh), under
+# PREFIX; the configuration files go to SYSCONFDIR and the udev rule to
+# UDEVDIR, where the system reads them.  After it, as root:
+#   dkms install $(PREFIX)/src/ktrack-$(VERSION)
+PREFIX = /usr/local
+SYSCONFDIR = /etc
+UDEVDIR = /etc/udev/rules.d
+DESTDIR ?=
+VERSION := $(shell grep -m1 -o 'ktrack VERSION [0-9.]*' $(ROOT)/CMakeLists.txt | cut -d' ' -f3)
+INSTALL_BUILD = $(BUILD)/install
+
+# install-build compiles (as the user who runs it); install only copies.
+install-build:
+	cmake -S $(ROOT) -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTRACK_PACKAGE_BUILD=ON \
+	  -DKTRACK_WERROR=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	cmake --build $(INSTALL_BUILD) -j $(JOBS)
+
+install: install-build
+	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD)
+	$(ROOT)/packaging/install.sh $(ROOT) "$(DESTDIR)" $(PREFIX) $(SYSCONFDIR) $(UDEVDIR) $(VERSION)
+
+# make deb: debian/ built with dpkg-buildpackage in a copy of the tracked
+# files (build/deb/src), so the tree stays clean; the .deb files land in
+# build/deb/.  DEB_VERSION=0.1.0-2 builds another revision (the upgrade test).
+deb:
+	@$(ROOT)/packaging/make-deb.sh $(if $(DEB_VERSION),--version $(DEB_VERSION))
 
 # ---- interactive and demo ---------------------------------------------------
 demo: all

@@ -27,6 +27,7 @@ packages=(
 	bpftrace # bench/probes.sh compares with bpftrace kprobe:
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	flex bison bc libssl-dev pahole # the debug kernel (make check-debug)
+	debhelper dh-dkms dkms lintian fakeroot # make deb, and the package lane of make check
 )
 
 missing=()

@@ -20,8 +20,9 @@ const Command load_cmd(10, [](CLI::App &app) {
   cmd->add_option("--param", opts->params, "Module parameter k=v (repeatable)");
   cmd->add_option("--module", opts->module, "Module to load (default ktrack; e.g. a sample)");
   cmd->footer(
-      "Looks for MODULE.ko in $KTRACK_MODULE_DIR, then in the build tree next to this\n"
-      "ktrackctl (build/modules/$(uname -r)/), then in /lib/modules.\n"
+      "Looks for MODULE.ko in $KTRACK_MODULE_DIR, then (a ktrackctl built in a source tree)\n"
+      "in build/modules/$(uname -r)/, then in /lib/modules (DKMS, modules_install).\n"
+      "'options MODULE ...' lines of /etc/modprobe.d apply; --param values win over them.\n"
       "Examples:\n  sudo ktrackctl load\n  sudo ktrackctl load --module ktrack_test_emit");
   cmd->callback([opts] {
     std::string params;
@@ -58,7 +59,7 @@ const Command status_cmd(12, [](CLI::App &app) {
     if (!st.loaded) {
       fmt::print("ktrack: not loaded (kernel {})\n", ktrack::running_kernel_release());
       auto file = ktrack::find_module_file("ktrack");
-      fmt::print("module file: {}\n", file ? file->string() : "none found; build it with 'make'");
+      fmt::print("module file: {}\n", file ? file->string() : "none found; " + ktrack::module_build_hint());
       return;
     }
     fmt::print("ktrack: loaded, state {}, version {}, {} user{}, taint '{}'\n", st.state, st.version,
@@ -80,6 +81,14 @@ const Command version_cmd(13, [](CLI::App &app) {
       throw ktrack::Error(
           fmt::format("the module speaks ABI {} but ktrackctl speaks {}: rebuild both from the same tree",
                       v.abi_version, KTRACK_ABI_VERSION));
+    // Same ABI, other release: it works, but one of the two is stale (an
+    // upgraded package whose old module is still loaded, say).
+    if (v.module_version != KTRACK_VERSION)
+      fmt::print(stderr,
+                 "ktrackctl: note: the loaded ktrack.ko is version {} and ktrackctl {}: reload the module "
+                 "('sudo ktrackctl unload && sudo ktrackctl load'), or install the same version of "
+                 "ktrack-dkms and ktrackctl\n",
+                 v.module_version, KTRACK_VERSION);
   });
 });
 

@@ -114,8 +114,12 @@ std::optional<fs::path> find_module_file(const std::string &name) {
   if (const char *dir = std::getenv("KTRACK_MODULE_DIR"))
     candidates.push_back(fs::path(dir) / (name + ".ko"));
   // Build tree: BUILD/user/bin/ktrackctl -> BUILD/modules/REL/{kmod,tests/kmod/*,samples/*}/NAME.ko
-  const fs::path exe = self_exe_dir();
-  for (const fs::path &build : {exe.parent_path().parent_path(), fs::path(KTRACK_SOURCE_DIR) / "build"}) {
+  // An installed ktrackctl (built with an empty KTRACK_SOURCE_DIR) looks in
+  // no build tree: only $KTRACK_MODULE_DIR and /lib/modules.
+  std::vector<fs::path> trees;
+  if (*KTRACK_SOURCE_DIR)
+    trees = {self_exe_dir().parent_path().parent_path(), fs::path(KTRACK_SOURCE_DIR) / "build"};
+  for (const fs::path &build : trees) {
     fs::path mods = build / "modules" / rel;
     candidates.push_back(mods / "kmod" / (name + ".ko"));
     std::error_code ec;
@@ -144,24 +148,39 @@ std::optional<fs::path> find_module_file(const std::string &name) {
   return std::nullopt;
 }
 
+std::string module_build_hint() {
+  // An installed ktrackctl (empty KTRACK_SOURCE_DIR) has no tree to 'make' in.
+  if (!*KTRACK_SOURCE_DIR)
+    return fmt::format(
+        "install ktrack-dkms and linux-headers-{} and let DKMS build it (see 'dkms status ktrack'; "
+        "'sudo dkms autoinstall' retries)",
+        running_kernel_release());
+  return "build it with 'make'";
+}
+
 bool load_module(const std::string &name, const std::string &params) {
   if (module_status(name).loaded) return false;
   auto file = find_module_file(name);
   if (!file)
     throw Error(
-        fmt::format("no {}.ko for kernel {}: build it with 'make' (or set KTRACK_MODULE_DIR to the folder "
-                    "that holds it)",
-                    name, running_kernel_release()));
+        fmt::format("no {}.ko for kernel {}: {} (or set KTRACK_MODULE_DIR to the folder that holds it)", name,
+                    running_kernel_release(), module_build_hint()));
   KmodCtx ctx = new_ctx();
   const std::string built_for = module_built_for(ctx.get(), *file);
   if (!built_for.empty() && built_for != running_kernel_release())
-    throw Error(fmt::format("{} was built for kernel {} but this is {}: rebuild it with 'make'",
-                            file->string(), built_for, running_kernel_release()));
+    throw Error(fmt::format("{} was built for kernel {} but this is {}: {}", file->string(), built_for,
+                            running_kernel_release(), module_build_hint()));
   kmod_module *raw = nullptr;
   int rc = kmod_module_new_from_path(ctx.get(), file->c_str(), &raw);
   if (rc < 0) throw Error(fmt::format("cannot open {}: {}", file->string(), std::strerror(-rc)));
   KmodMod mod(raw);
-  rc = kmod_module_insert_module(mod.get(), 0, params.empty() ? nullptr : params.c_str());
+  // The options of /etc/modprobe.d ('options ktrack ...') first, as modprobe
+  // would pass them; --param values after them win (the kernel keeps the
+  // last value of a parameter).
+  std::string all_params;
+  if (const char *conf = kmod_module_get_options(mod.get())) all_params = conf;
+  if (!params.empty()) all_params += (all_params.empty() ? "" : " ") + params;
+  rc = kmod_module_insert_module(mod.get(), 0, all_params.empty() ? nullptr : all_params.c_str());
   if (rc == -EEXIST) return false;
   if (rc < 0) throw Error(explain_insert_error(name, *file, -rc));
   return true;

@@ -27,6 +27,9 @@ std::optional<std::filesystem::path> find_module_file(const std::string &name);
 // Insert 'name' with 'params' ("k=v k2=v2").  Returns false (and does
 // nothing) when it is already loaded; throws Error with a sentence otherwise.
 bool load_module(const std::string &name, const std::string &params);
+// What to do when a module file is missing or built for another kernel:
+// 'make' in a build tree, DKMS for an installed ktrackctl.
+std::string module_build_hint();
 
 // Remove 'name'.  Returns false when it was not loaded; throws Error with a
 // sentence when it is busy or the caller lacks the privilege.
