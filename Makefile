@@ -154,9 +154,9 @@ install: install-build
 
 # make deb: debian/ built with dpkg-buildpackage in a copy of the tracked
 # files (build/deb/src), so the tree stays clean; the .deb files land in
-# build/deb/.  DEB_VERSION=0.1.0-2 builds another revision (the upgrade test).
+# build/deb/.
 deb:
-	@$(ROOT)/packaging/make-deb.sh $(if $(DEB_VERSION),--version $(DEB_VERSION))
+	@$(ROOT)/packaging/make-deb.sh $(VERSION)
 
 # ---- interactive and demo ---------------------------------------------------
 demo: all

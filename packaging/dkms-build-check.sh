@@ -10,9 +10,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deb=$(ls "$root"/build/deb/ktrack-dkms_*_all.deb 2>/dev/null | head -n1)
 work=$root/build/deb/dkms-check
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+. "$root/tests/kernel/lib/tap.sh"
 if [ -z "$deb" ]; then
 	notok "build/deb holds ktrack-dkms (run make deb)"
 	echo "1..$n"

@@ -4,21 +4,14 @@
 # git tracks, then check them with lintian.  The .deb files land in
 # build/deb/ (KTRACK_DEB_OUT=DIR: there instead).
 #
-#   packaging/make-deb.sh [--version 0.1.0-2]
+#   packaging/make-deb.sh VERSION     (make deb passes CMake's project version)
 #
-# --version builds another Debian revision of the same sources (the upgrade
-# test installs -1, then -2).  The upstream part must stay the tool's and
-# the module's version: ktrackctl compares them.
+# VERSION must be the tool's, the module's and the changelog's upstream
+# version: ktrackctl compares them, and so does this script.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${KTRACK_DEB_OUT:-$root/build/deb}
-version=
-while (($#)); do
-	case $1 in
-	--version) version=$2; shift 2 ;;
-	*) echo "make-deb: unknown option '$1'" >&2; exit 1 ;;
-	esac
-done
+cmake_v=${1:?usage: make-deb.sh VERSION}
 die() { echo "make deb: $*" >&2; exit 1; }
 
 missing=()
@@ -30,18 +23,14 @@ done
 
 # One version everywhere: CMake's (ktrackctl --version), the module's
 # MODULE_VERSION and the changelog's upstream part.
-cmake_v=$(grep -m1 -o 'ktrack VERSION [0-9.]*' "$root/CMakeLists.txt" | cut -d' ' -f3)
 mod_v=$(sed -n 's/^#define KTRACK_MODULE_VERSION "\(.*\)"/\1/p' "$root/kmod/ktrack_main.c")
-deb_v=${version:-$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)}
+deb_v=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 [ "$cmake_v" = "$mod_v" ] || die "CMakeLists.txt says $cmake_v, kmod/ktrack_main.c says $mod_v: make them agree"
 [ "${deb_v%-*}" = "$cmake_v" ] || die "the package version $deb_v is not $cmake_v-REVISION"
 
 rm -rf "$out"
 mkdir -p "$out/src"
 (cd "$root" && git ls-files -co --exclude-standard -z | cpio -0 -pdm --quiet "$out/src")
-if [ -n "$version" ]; then
-	(cd "$out/src" && sed -i "1s/(.*)/($version)/" debian/changelog)
-fi
 echo "make deb: building ktrack $deb_v in $out/src"
 (cd "$out/src" && dpkg-buildpackage -b -us -uc --no-sign -j"$(nproc)") >"$out/build.log" 2>&1 ||
 	{ tail -30 "$out/build.log" >&2; die "dpkg-buildpackage failed (the whole log: $out/build.log)"; }
