@@ -28,7 +28,11 @@ packages=(
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	flex bison bc libssl-dev pahole # the debug kernel (make check-debug)
 	debhelper dh-dkms dkms lintian fakeroot # make deb, and the package lane of make check
+	chromium # the HTML report's browser test (tests/browser)
 )
+# Node.js for the browser test's driver (playwright-core): Debian's, unless
+# the machine has one.
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -90,6 +94,16 @@ if [ ! -f "$src/.done" ]; then
 		"$top/scripts/spelling.txt" \
 		"$top/scripts/const_structs.checkpatch"
 	touch "$src/.done"
+fi
+
+# The browser test's npm packages, pinned by tests/browser/package-lock.json
+# (npm ci: exactly those versions; again only when the lock file changed).
+browser=$root/tests/browser
+if [ ! -f "$browser/node_modules/.package-lock.json" ] ||
+	[ "$browser/package-lock.json" -nt "$browser/node_modules/.package-lock.json" ]; then
+	say "installing the browser test's npm packages (npm ci in tests/browser)"
+	(cd "$browser" && npm ci --no-audit --no-fund --loglevel=error) ||
+		die "npm ci in tests/browser failed (the npm registry unreachable?)"
 fi
 
 say "ready: $(tr '\n' ' ' <"$cache/kernels.list")"

@@ -99,3 +99,18 @@ TEST(Graph, OpenCallsAtTheEndArePrinted) {
   std::string out = run(st);
   EXPECT_EQ(out, "  0) bash-100             |               |  func_a() {\n");
 }
+
+TEST(Graph, TwoProbesAtOneEntryAreOneCall) {
+  // An f probe (1) pairs func_a and a p probe (2) at its entry takes its
+  // stack: one call, a leaf, not a call that never returns around another.
+  Stream st;
+  st.probe(Kind::Entry, 1000, 0, 100, kA, kCaller, 2);
+  st.entry(1100, 0, 100, kA).exit(3000, 0, 100, kA);
+  std::string out = run(st);
+  EXPECT_EQ(out, "  0) bash-100             |      2.000 us |  func_a();\n");
+  // A recursion (the same probe again) still nests.
+  Stream rec;
+  rec.entry(1000, 0, 100, kA).entry(1100, 0, 100, kA).exit(1200, 0, 100, kA).exit(1300, 0, 100, kA);
+  out = run(rec);
+  EXPECT_NE(out.find("    func_a();"), std::string::npos) << out;
+}

@@ -3,6 +3,7 @@
 // The logic lives in user/lib (hist.hpp, profile.hpp, graph.hpp, ...).
 #include <fmt/core.h>
 #include <stdio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "analysis/analysis_source.hpp"
+#include "analysis/export_html.hpp"
 #include "analysis/export_perfetto.hpp"
 #include "analysis/graph.hpp"
 #include "analysis/hist.hpp"
@@ -418,19 +420,71 @@ struct ExportFlags {
   std::string format = "perfetto";
 };
 
+// What the HTML report's header says: the file's own header, or this
+// machine for a live run.
+ka::HtmlHeader html_header(ViewSource &src, const ViewFlags &v) {
+  ka::HtmlHeader h;
+  h.file = v.file.empty() ? (v.session.empty() ? "live capture" : "session " + v.session) : v.file;
+  if (auto *fs = src.file(); fs && !fs->reader().info().raw_stream) {
+    const auto &m = fs->reader().info().meta;
+    h.host = m.hostname;
+    h.kernel = m.kernel_release;
+    h.cpus = m.nr_cpus;
+    h.clock = m.clock;
+    h.session = m.session;
+    for (const ktrack::Schema *s : fs->reader().schemas().all())
+      if (s->rec_type == KTRACK_REC_PROBE) h.probes.push_back(s->name);
+  } else {
+    struct utsname u {};
+    if (uname(&u) == 0) {
+      h.host = u.nodename;
+      h.kernel = u.release;
+    }
+    h.cpus = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
+    h.session = v.session;
+    h.probes = v.probes;
+  }
+  return h;
+}
+
+void export_html(const ViewFlags &v) {
+  if (v.output.empty() && isatty(STDOUT_FILENO))
+    throw ktrack::UsageError("--format html writes a whole page: give -o report.html (or redirect stdout)");
+  ViewSource src(v);
+  if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
+    fs->reader().symbols().load(ktrack::read_kallsyms());
+    fs->reader().comms().set_resolver(ktrack::proc_comm);
+  }
+  ka::HtmlExport ex(src.names(), html_header(src, v));
+  src.run([&](const ka::Sample &s) { ex.add(s); });
+  // Object lives come from the whole file (a life spans the selection).
+  if (ex.saw_objects() && src.file() && v.file != "-")
+    ex.set_objects_json(ktrack::report_objects(v.file, true));
+  Output out(v);
+  ex.write(out.out());
+  out.close();
+}
+
 const Command export_cmd(54, [](CLI::App &app) {
   auto f = std::make_shared<ExportFlags>();
-  auto *cmd = app.add_subcommand("export", "Export to Perfetto/Chrome trace-event JSON or folded stacks");
+  auto *cmd = app.add_subcommand(
+      "export", "Export to a self-contained HTML report, Perfetto/Chrome JSON or folded stacks");
   add_view_flags(cmd, f->v, false);
-  cmd->add_option("-F,--format", f->format, "perfetto (= chrome, trace-event JSON) or folded")
-      ->check(CLI::IsMember({"perfetto", "chrome", "folded"}));
+  cmd->add_option("-F,--format", f->format, "perfetto (= chrome, trace-event JSON), html or folded")
+      ->check(CLI::IsMember({"perfetto", "chrome", "html", "folded"}));
   cmd->footer(
       "perfetto: open the file in https://ui.perfetto.dev or chrome://tracing: a track per\n"
       "task with a slice per entry/exit pair, instant events for tracepoint hits and\n"
       "markers, a track per CPU with the tasks that ran and a counter of lost records.\n"
+      "html: one self-contained page (no network, no server) for any browser: flame\n"
+      "graphs of stacks and of the call graph (click to zoom, search), latency\n"
+      "histograms (log2 and linear) and latency over time per function and probe, a\n"
+      "per-CPU timeline with lost-record and marker flags, objtrace lives, and a header\n"
+      "with what was recorded.  Big files are aggregated: the page says how.\n"
       "folded: one 'root;...;leaf count' line per distinct stack.\n"
       "Examples:\n"
       "  ktrackctl export trace.ktr -o trace.json\n"
+      "  ktrackctl export --format html -o report.html trace.ktr\n"
       "  ktrackctl export trace.ktr -F folded -o stacks.folded\n"
       "  ktrackctl export trace.ktr -p 1234 --since 1s -d 500ms -o slice.json");
   cmd->callback([f] {
@@ -438,6 +492,10 @@ const Command export_cmd(54, [](CLI::App &app) {
       ka::StackOptions o;
       o.folded = true;
       aggregate<ka::StackAgg>(f->v, o, false);
+      return;
+    }
+    if (f->format == "html") {
+      export_html(f->v);
       return;
     }
     ViewSource src(f->v);

@@ -2,8 +2,13 @@
 
 namespace ktrack::analysis {
 
-uint32_t CallTracker::entry(const Sample &s) {
+uint32_t CallTracker::entry(const Sample &s, bool *merged) {
   auto &stack = tasks_[task_key(s)];
+  if (merged) *merged = false;
+  if (!stack.empty() && stack.back().ip == s.ip && stack.back().probe_id != s.probe_id) {
+    if (merged) *merged = true;
+    return stack.back().depth;
+  }
   if (stack.size() >= kMaxDepth) {
     size_t drop = kMaxDepth / 2;
     unmatched_entries_ += drop;
@@ -19,6 +24,7 @@ uint32_t CallTracker::entry(const Sample &s) {
   c.pid = s.pid;
   c.tgid = s.tgid;
   c.cpu = s.cpu;
+  c.probe_id = s.probe_id;
   stack.push_back(c);
   return c.depth;
 }

@@ -7,6 +7,10 @@
 // counted.  An exit with no open call of its function is an orphan (its
 // entry predates the recording or was lost).  Lost-record markers do not
 // clear stacks: matching by function keeps pairs that survived correct.
+// Two probes at one function's entry (an f probe pairing it and a p probe
+// taking its stack) open one call, not two: a second entry of the open
+// innermost function from another probe is the same call (a recursion
+// would fire the same probe again).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +28,8 @@ struct Call {
   uint64_t child_ns = 0;  // time spent in completed callees
   uint32_t depth = 0;     // 0 = outermost open call of the task
   uint32_t pid = 0, tgid = 0;
-  uint16_t cpu = 0;  // CPU of the entry
+  uint32_t probe_id = 0;  // the probe whose entry opened the call
+  uint16_t cpu = 0;       // CPU of the entry
   uint64_t duration() const { return exit_ts >= entry_ts ? exit_ts - entry_ts : 0; }
   uint64_t self_ns() const { return duration() > child_ns ? duration() - child_ns : 0; }
 };
@@ -35,8 +40,9 @@ class CallTracker {
   // oldest half, counted as unmatched.
   static constexpr size_t kMaxDepth = 512;
 
-  // An entry: pushes an open call; returns its depth.
-  uint32_t entry(const Sample &s);
+  // An entry: pushes an open call; returns its depth.  'merged' (when
+  // given) tells an entry that joined the open call of another probe.
+  uint32_t entry(const Sample &s, bool *merged = nullptr);
   // An exit: true and 'out' filled when it closes an open call.
   bool exit(const Sample &s, Call &out);
   // Open calls of the task of 's' (innermost last), for leaf detection and

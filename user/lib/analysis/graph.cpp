@@ -123,8 +123,10 @@ void Graph::add(const Sample &s) {
   Pending &p = pending_[tk];
   switch (s.kind) {
     case Kind::Entry: {
+      bool merged;
+      uint32_t depth = calls_.entry(s, &merged);
+      if (merged) return;  // a second probe at the entry of the open call
       flush_pending(p);
-      uint32_t depth = calls_.entry(s);
       task(s.pid, s.comm);  // cache the name: s.comm does not outlive this record
       p = Pending{true, s.ip, s.ts, depth, s.pid, s.cpu};
       return;

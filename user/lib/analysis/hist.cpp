@@ -174,10 +174,18 @@ bool Hist::key_of(const Sample &s, uint64_t &key) {
   }
 }
 
-void Hist::add_value(uint64_t key, int64_t v) {
+void Hist::add_value(uint64_t key, int64_t v, uint64_t ts) {
   Group &g = groups_[key];
   g.d.add(v);
   ++values_;
+  if (opt_.keep_points) {
+    if (points_ < kMaxPoints) {
+      g.points.emplace_back(ts, v);
+      ++points_;
+    } else {
+      points_truncated_ = true;
+    }
+  }
   if (nbins_) {
     if (g.lin.empty()) g.lin.assign(nbins_ + 2, 0);
     size_t b;
@@ -220,7 +228,7 @@ void Hist::add(const Sample &s) {
   }
   uint64_t key;
   if (!key_of(s, key)) return;
-  add_value(key, v);
+  add_value(key, v, s.ts);
 }
 
 std::string Hist::key_label(uint64_t key) const {
@@ -276,6 +284,28 @@ struct Bucket {
 };
 
 }  // namespace
+
+std::vector<HistGroup> Hist::groups() const {
+  // Merge groups whose labels coincide (a function probed at two offsets).
+  std::map<std::string, HistGroup> merged;
+  for (const auto &[key, g] : groups_) {
+    std::string label = key_label(key);
+    HistGroup &m = merged[label];
+    m.label = label;
+    m.d.merge(g.d);
+    m.points.insert(m.points.end(), g.points.begin(), g.points.end());
+  }
+  std::vector<HistGroup> out;
+  for (auto &[label, g] : merged) {
+    // Two keys of one label interleave in time.
+    std::stable_sort(g.points.begin(), g.points.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    out.push_back(std::move(g));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const HistGroup &a, const HistGroup &b) { return a.d.count() > b.d.count(); });
+  return out;
+}
 
 void Hist::print(Out &out) {
   // Merge groups whose labels coincide (a function probed at two offsets).

@@ -50,7 +50,19 @@ struct HistOptions {
   bool linear = false;
   int64_t lin_min = 0, lin_max = 0, lin_step = 1;
   bool json = false;
+  // Keep each value with its timestamp (the HTML report's linear bins and
+  // latency-over-time plot), up to kMaxPoints values in all.
+  bool keep_points = false;
   Colors colors;
+};
+
+// One group of a histogram as the HTML report reads it: its label, its
+// distribution and, with keep_points, its (timestamp, value) pairs in
+// record order.
+struct HistGroup {
+  std::string label;
+  Distribution d;
+  std::vector<std::pair<uint64_t, int64_t>> points;
 };
 
 class Hist {
@@ -60,15 +72,21 @@ class Hist {
   // Prints every group (most values first) and the lost-record lines.
   void print(Out &out);
   uint64_t values() const { return values_; }
+  // The groups merged by label (as print() shows them), most values first.
+  std::vector<HistGroup> groups() const;
+  // keep_points stopped keeping values after this many (0: kept them all).
+  static constexpr size_t kMaxPoints = 4u << 20;
+  bool points_truncated() const { return points_truncated_; }
 
  private:
   struct Group {
     Distribution d;
     std::vector<uint64_t> lin;  // linear: [0] below min, [1..n] bins, [n+1] >= max
     uint64_t lin_n = 0;
+    std::vector<std::pair<uint64_t, int64_t>> points;  // keep_points
   };
   bool key_of(const Sample &s, uint64_t &key);
-  void add_value(uint64_t key, int64_t v);
+  void add_value(uint64_t key, int64_t v, uint64_t ts);
   std::string key_label(uint64_t key) const;
 
   HistOptions opt_;
@@ -84,6 +102,8 @@ class Hist {
   uint64_t values_ = 0;
   uint64_t unmeasured_ = 0;  // exits with neither an entry nor a duration field
   size_t nbins_ = 0;
+  size_t points_ = 0;
+  bool points_truncated_ = false;
   std::string scratch_;
 };
 

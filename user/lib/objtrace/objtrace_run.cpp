@@ -1,6 +1,7 @@
 #include "objtrace/objtrace_run.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <exception>
@@ -36,6 +37,11 @@ ObjtraceRun::ObjtraceRun(ObjConfig cfg, ObjtraceRunOptions o)
     TraceMeta meta;
     meta.nr_cpus = m.session.nr_cpus();
     meta.clock = "local";
+    // The machine, as 'record' writes it (report --header, the HTML report).
+    meta.kernel_release = m.session.device().version().kernel_release;
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) meta.hostname = host;
+    meta.extra["ktrackctl_version"] = KTRACK_VERSION;
     meta.extra["objtrace.watch"] = serialize_watch_labels(m.cfg.watches);
     meta.extra["objtrace.functions"] = m.cfg.functions;
     SchemaRegistry schemas;
