@@ -147,28 +147,34 @@ done
 # make_fixture.mjs) and of the recordings tests/kernel/report_html.sh made
 # in each kernel's guest above; screenshots of every view land in
 # build/check/browser-*/.
-# browser_tap LABEL LOG: counts a TAP log into the total.
+# browser_tap LABEL LOG RC: counts a TAP log into the total; a non-zero
+# exit status with no failing line (a tool that died before its TAP) is a
+# failure too.
 browser_tap() {
 	local p f
 	p=$(grep -cE '^ok ' "$2") f=$(grep -cE '^not ok ' "$2")
+	if (($3 != 0 && f == 0)); then
+		echo "not ok - $1: exited with status $3 (log: ${2#"$root"/})" | tee -a "$2"
+		f=1
+	fi
 	((p + f == 0)) && f=1
 	add "$p" "$f" 0 "$1"
 	((f)) && why "$1" "$2"
 }
-section "HTML report in a browser (chromium + playwright-core)"
+section "HTML report in a browser (chromium + playwright-core); CTF and Perfetto exports"
 mkdir -p "$build/browser"
-{
-	node tests/browser/make_fixture.mjs "$build/browser" &&
-		node tests/browser/report_check.mjs --report "$build/browser/fixture.html" \
-			--hist-func "$build/browser/fixture-hist-func.json" --hist-probe "$build/browser/fixture-hist-probe.json" \
-			--flame stacks --frame vfs_read --expect-lost --expect-objects 2 --shots "$logs/browser-fixture" --name fixture
-} >"$logs/browser-fixture.log" 2>&1
+K=$build/user/bin/ktrackctl
+node tests/browser/make_fixture.mjs "$build/browser" >"$logs/browser-fixture.log" 2>&1 &&
+	node tests/browser/report_check.mjs --report "$build/browser/fixture.html" \
+		--hist-func "$build/browser/fixture-hist-func.json" --hist-probe "$build/browser/fixture-hist-probe.json" \
+		--flame stacks --frame vfs_read --expect-lost --expect-objects 2 --shots "$logs/browser-fixture" \
+		--name fixture >>"$logs/browser-fixture.log" 2>&1
+rc=$?
 cat "$logs/browser-fixture.log"
-browser_tap "HTML report on a synthetic trace" "$logs/browser-fixture.log"
+browser_tap "HTML report on a synthetic trace" "$logs/browser-fixture.log" $rc
 # A 1,000,000-record file: the page stays under 20 MB and works.
+big=$build/browser/big
 {
-	big=$build/browser/big
-	K=$build/user/bin/ktrackctl
 	"$build/user/bin/ktrack_analysis_bench" gen "$big.ktr" 1000000 4 &&
 		"$K" export --format html -o "$big.html" "$big.ktr" &&
 		"$K" hist -k func --json "$big.ktr" >"$big-hist-func.json" &&
@@ -178,21 +184,44 @@ browser_tap "HTML report on a synthetic trace" "$logs/browser-fixture.log"
 			echo "not ok - a 1 M-record report is $size bytes (>= 20 MiB)"; fi &&
 		node tests/browser/report_check.mjs --report "$big.html" --hist-func "$big-hist-func.json" \
 			--hist-probe "$big-hist-probe.json" --flame calls --expect-lost
-	rm -f "$big.ktr"
 } >"$logs/browser-big.log" 2>&1
+rc=$?
+rm -f "$big.ktr"
 grep -E '^(not ok|# .*loaded)|^ok - a 1 M' "$logs/browser-big.log"
-browser_tap "HTML report of 1 M records" "$logs/browser-big.log"
+browser_tap "HTML report of 1 M records" "$logs/browser-big.log" $rc
+# The CTF and Perfetto exports of a synthetic trace (every record kind,
+# 4 CPUs) through their consumers.
+"$build/user/bin/ktrack_analysis_bench" gen "$build/browser/synth.ktr" 50000 4 >/dev/null
+tests/interop/ctf_check.py "$K" "$build/browser/synth.ktr" >"$logs/ctf-synth.log" 2>&1
+rc=$?
+cat "$logs/ctf-synth.log"
+browser_tap "CTF export read by babeltrace2 (synthetic trace)" "$logs/ctf-synth.log" $rc
+tests/interop/perfetto_check.py "$K" "$build/browser/synth.ktr" >"$logs/perfetto-synth.log" 2>&1
+rc=$?
+cat "$logs/perfetto-synth.log"
+browser_tap "Perfetto export's structure (synthetic trace)" "$logs/perfetto-synth.log" $rc
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	rec=$(sed -n 's/^# report recordings: //p' "$logs/vm-$k.log" 2>/dev/null | tail -n1)
 	if [ -z "$rec" ]; then
 		# Only when KTRACK_TESTS left report_html out; a failed run fails there.
-		echo "ok - HTML report on $k recordings # SKIP no recordings (tests/kernel/report_html.sh did not run)"
+		echo "ok - HTML report, CTF and Perfetto on $k recordings # SKIP no recordings (tests/kernel/report_html.sh did not run)"
 		add 0 0 1 ""
 		continue
 	fi
 	tests/browser/reports.sh "$rec" "$logs/browser-$k" "$k" >"$logs/browser-$k.log" 2>&1
+	rc=$?
 	cat "$logs/browser-$k.log"
-	browser_tap "HTML report on $k recordings" "$logs/browser-$k.log"
+	browser_tap "HTML report on $k recordings" "$logs/browser-$k.log" $rc
+	# The same recordings through the other exports' consumers (issue 19):
+	# CTF read back by babeltrace2, Perfetto JSON against the format.
+	tests/interop/ctf_check.py "$K" "$rec"/*.ktr >"$logs/ctf-$k.log" 2>&1
+	rc=$?
+	cat "$logs/ctf-$k.log"
+	browser_tap "CTF export read by babeltrace2 on $k recordings" "$logs/ctf-$k.log" $rc
+	tests/interop/perfetto_check.py "$K" "$rec"/*.ktr >"$logs/perfetto-$k.log" 2>&1
+	rc=$?
+	cat "$logs/perfetto-$k.log"
+	browser_tap "Perfetto export's structure on $k recordings" "$logs/perfetto-$k.log" $rc
 done
 
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do

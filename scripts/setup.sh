@@ -29,6 +29,7 @@ packages=(
 	flex bison bc libssl-dev pahole # the debug kernel (make check-debug)
 	debhelper dh-dkms dkms lintian fakeroot # make deb, and the package lane of make check
 	chromium # the HTML report's browser test (tests/browser)
+	babeltrace2 python3-bt2 # the CTF export's consumer (tests/interop)
 )
 # Node.js for the browser test's driver (playwright-core): Debian's, unless
 # the machine has one.
@@ -98,12 +99,19 @@ fi
 
 # The browser test's npm packages, pinned by tests/browser/package-lock.json
 # (npm ci: exactly those versions; again only when the lock file changed).
+# playwright-core 1.65 needs Node.js 20 or later (Debian 12's nodejs is 18).
+# Only make check's browser lane needs them: a failure here is a warning
+# (that lane then fails and says why), never a reason to stop a build.
+warn() { printf 'setup: warning: %s\n' "$*" >&2; }
 browser=$root/tests/browser
-if [ ! -f "$browser/node_modules/.package-lock.json" ] ||
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if ((node_major < 20)); then
+	warn "the HTML report's browser test needs Node.js >= 20 (playwright-core 1.65); this machine has $(node --version 2>/dev/null || echo none): install Node.js 20 (e.g. nodesource's nodejs package)"
+elif [ ! -f "$browser/node_modules/.package-lock.json" ] ||
 	[ "$browser/package-lock.json" -nt "$browser/node_modules/.package-lock.json" ]; then
 	say "installing the browser test's npm packages (npm ci in tests/browser)"
 	(cd "$browser" && npm ci --no-audit --no-fund --loglevel=error) ||
-		die "npm ci in tests/browser failed (the npm registry unreachable?)"
+		warn "npm ci in tests/browser failed (is the npm registry reachable?): make check's browser lane will fail"
 fi
 
 say "ready: $(tr '\n' ' ' <"$cache/kernels.list")"

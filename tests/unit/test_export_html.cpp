@@ -267,6 +267,29 @@ TEST(HtmlReport, TwoProbesAtOneEntryAreOneCallPath) {
   const Value *a = child(*b, d["strings"], "func_a");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ((*a)["k"].num, 3);
-  EXPECT_EQ((*a)["v"].num, 3 * 900);  // from the first probe's entry
+  EXPECT_EQ((*a)["v"].num, 3 * 800);  // from the entry of the probe that recorded the exit
   EXPECT_EQ(d["header"]["unmatched_entries"].num, 0);
+}
+
+TEST(HtmlReport, DataIsTheSameWhenAskedTwice) {
+  auto n = names();
+  HtmlExport ex(n, HtmlHeader{});
+  Stream st = known_trace();
+  for (const auto &s : st.samples) ex.add(s);
+  EXPECT_EQ(ex.data_json(), ex.data_json());
+}
+
+TEST(HtmlReport, LinearBinsOfHugeDurations) {
+  // Durations near INT64_MAX: the bins' arithmetic must not overflow.
+  Stream st;
+  st.entry(0, 0, 100, kA).exit(0, 0, 100, kA);
+  st.entry(1, 0, 100, kA).exit(INT64_MAX, 0, 100, kA);
+  Value d = report(st);
+  const auto &lin = d["hist"]["func_linear"]["func_a"].arr;
+  ASSERT_EQ(lin.size(), 40u);
+  uint64_t sum = 0;
+  for (const auto &b : lin) sum += static_cast<uint64_t>(b["count"].num);
+  EXPECT_EQ(sum, 2u);
+  EXPECT_EQ(lin[0]["count"].num, 1);
+  EXPECT_EQ(lin[39]["count"].num, 1);
 }

@@ -107,10 +107,28 @@ TEST(Graph, TwoProbesAtOneEntryAreOneCall) {
   st.probe(Kind::Entry, 1000, 0, 100, kA, kCaller, 2);
   st.entry(1100, 0, 100, kA).exit(3000, 0, 100, kA);
   std::string out = run(st);
-  EXPECT_EQ(out, "  0) bash-100             |      2.000 us |  func_a();\n");
+  // Timed from the entry of the probe that recorded the exit.
+  EXPECT_EQ(out, "  0) bash-100             |      1.900 us |  func_a();\n");
   // A recursion (the same probe again) still nests.
   Stream rec;
   rec.entry(1000, 0, 100, kA).entry(1100, 0, 100, kA).exit(1200, 0, 100, kA).exit(1300, 0, 100, kA);
   out = run(rec);
   EXPECT_NE(out.find("    func_a();"), std::string::npos) << out;
+}
+
+TEST(Graph, TwoPairingProbesPairACallEach) {
+  // Two f probes over one function (1 and 2): once both have recorded
+  // exits, each pairs its own call, as two probes should.
+  Stream st;
+  st.probe(Kind::Entry, 1000, 0, 100, kA, kCaller, 1);
+  st.probe(Kind::Entry, 1100, 0, 100, kA, kCaller, 2);
+  st.probe(Kind::Exit, 1900, 0, 100, kA, kCaller, 2);
+  st.probe(Kind::Exit, 2000, 0, 100, kA, kCaller, 1);
+  st.probe(Kind::Entry, 3000, 0, 100, kA, kCaller, 1);
+  st.probe(Kind::Entry, 3100, 0, 100, kA, kCaller, 2);
+  st.probe(Kind::Exit, 3900, 0, 100, kA, kCaller, 2);
+  st.probe(Kind::Exit, 4000, 0, 100, kA, kCaller, 1);
+  std::string out = run(st);
+  EXPECT_NE(out.find("|      1.000 us |  } /* func_a */"), std::string::npos) << out;
+  EXPECT_NE(out.find("|      0.800 us |    func_a();"), std::string::npos) << out;
 }

@@ -24,6 +24,7 @@
 #include "capture_options.hpp"
 #include "command.hpp"
 #include "device/capture.hpp"
+#include "format/ctf_writer.hpp"
 #include "format/format.hpp"
 #include "host/kallsyms.hpp"
 #include "objtrace/objtrace.hpp"
@@ -140,9 +141,19 @@ struct ReportFlags {
 // sample of the selection goes to View::add, then View::print writes the
 // result.  The options get --json and the output's colours ('colored'
 // false: none, for machine formats such as folded stacks).
+// A raw '/dev/ktrack' stream carries no symbols or task names: this
+// machine's, as 'report' takes them.
+void names_from_this_machine(ViewSource &src) {
+  if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
+    fs->reader().symbols().load(ktrack::read_kallsyms());
+    fs->reader().comms().set_resolver(ktrack::proc_comm);
+  }
+}
+
 template <class View, class Options>
 void aggregate(const ViewFlags &v, Options o, bool colored = true) {
   ViewSource src(v);
+  names_from_this_machine(src);
   Output out(v);
   o.json = v.json;
   o.colors = colored ? out.colors() : ka::Colors::off();
@@ -211,10 +222,7 @@ const Command report_cmd(32, [](CLI::App &app) {
       throw ktrack::UsageError(
           "--follow reads a running session: give -s NAME (or --probe SPEC), not a FILE");
     ViewSource src(f->v);
-    if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
-      fs->reader().symbols().load(ktrack::read_kallsyms());
-      fs->reader().comms().set_resolver(ktrack::proc_comm);
-    }
+    names_from_this_machine(src);
     Output out(f->v);
     fmt::memory_buffer &buf = out.out().buf();
     if (f->header && src.file()) print_header(src.file()->reader(), buf);
@@ -360,6 +368,7 @@ const Command graph_cmd(52, [](CLI::App &app) {
       "  ktrackctl graph trace.ktr -C 1 --since 2s --until 2.5s -t");
   cmd->callback([f] {
     ViewSource src(f->v);
+    names_from_this_machine(src);
     ka::GraphOptions o;
     o.per_task = f->per_task;
     o.abstime = f->abstime;
@@ -433,7 +442,7 @@ ka::HtmlHeader html_header(ViewSource &src, const ViewFlags &v) {
     h.clock = m.clock;
     h.session = m.session;
     for (const ktrack::Schema *s : fs->reader().schemas().all())
-      if (s->rec_type == KTRACK_REC_PROBE) h.probes.push_back(s->name);
+      if (s->rec_type == KTRACK_REC_PROBE && s->probe_id) h.probes.push_back(s->name);
   } else {
     struct utsname u {};
     if (uname(&u) == 0) {
@@ -448,21 +457,52 @@ ka::HtmlHeader html_header(ViewSource &src, const ViewFlags &v) {
 }
 
 void export_html(const ViewFlags &v) {
-  if (v.output.empty() && isatty(STDOUT_FILENO))
+  if ((v.output.empty() || v.output == "-") && isatty(STDOUT_FILENO))
     throw ktrack::UsageError("--format html writes a whole page: give -o report.html (or redirect stdout)");
   ViewSource src(v);
-  if (auto *fs = src.file(); fs && fs->reader().info().raw_stream) {
-    fs->reader().symbols().load(ktrack::read_kallsyms());
-    fs->reader().comms().set_resolver(ktrack::proc_comm);
-  }
+  names_from_this_machine(src);
+  Output out(v);  // before a live run: an unwritable -o fails first
   ka::HtmlExport ex(src.names(), html_header(src, v));
-  src.run([&](const ka::Sample &s) { ex.add(s); });
-  // Object lives come from the whole file (a life spans the selection).
-  if (ex.saw_objects() && src.file() && v.file != "-")
-    ex.set_objects_json(ktrack::report_objects(v.file, true));
-  Output out(v);
+  // Object lives are rebuilt in the same pass (a pipe is read once).
+  ktrack::ObjLifeBuilder lives;
+  src.run([&](const ka::Sample &s) {
+    ex.add(s);
+    if (s.type >= KTRACK_REC_OBJ_HIT && s.type <= KTRACK_REC_OBJ_UNTRACK)
+      if (const ktrack::Event *ev = static_cast<const ka::RecordRef *>(s.origin)->event()) lives.add(*ev);
+  });
+  if (ex.saw_objects()) {
+    std::vector<ktrack::ObjWatchLabel> labels;
+    if (auto *fs = src.file()) {
+      const auto &extra = fs->reader().info().meta.extra;
+      if (auto it = extra.find("objtrace.watch"); it != extra.end())
+        labels = ktrack::parse_watch_labels(it->second);
+    }
+    ex.set_objects_json(ktrack::format_lives_json(lives.lives(), labels, src.symbols()));
+  }
   ex.write(out.out());
   out.close();
+}
+
+// CTF 1.8 for babeltrace2 and Trace Compass: a directory.
+void export_ctf(const ViewFlags &v) {
+  if (v.output.empty() || v.output == "-")
+    throw ktrack::UsageError("--format ctf writes a directory (metadata and a stream per CPU): give -o DIR");
+  ViewSource src(v);
+  names_from_this_machine(src);
+  ktrack::CtfTraceInfo info;
+  if (auto *fs = src.file(); fs && !fs->reader().info().raw_stream) {
+    const auto &m = fs->reader().info().meta;
+    info = {m.hostname, m.kernel_release, m.clock, m.session};
+  }
+  ktrack::CtfWriter ctf(v.output, info, &src.symbols());
+  src.run([&](const ka::Sample &s) {
+    if (const ktrack::Event *ev = static_cast<const ka::RecordRef *>(s.origin)->event()) ctf.add(*ev);
+  });
+  ctf.finish();
+  if (ctf.clamped())
+    fmt::print(stderr,
+               "ktrackctl: {} timestamps went backwards on their CPU and were written as the one before\n",
+               ctf.clamped());
 }
 
 const Command export_cmd(54, [](CLI::App &app) {
@@ -470,8 +510,8 @@ const Command export_cmd(54, [](CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "export", "Export to a self-contained HTML report, Perfetto/Chrome JSON or folded stacks");
   add_view_flags(cmd, f->v, false);
-  cmd->add_option("-F,--format", f->format, "perfetto (= chrome, trace-event JSON), html or folded")
-      ->check(CLI::IsMember({"perfetto", "chrome", "html", "folded"}));
+  cmd->add_option("-F,--format", f->format, "perfetto (= chrome, trace-event JSON), html, ctf or folded")
+      ->check(CLI::IsMember({"perfetto", "chrome", "html", "ctf", "folded"}));
   cmd->footer(
       "perfetto: open the file in https://ui.perfetto.dev or chrome://tracing: a track per\n"
       "task with a slice per entry/exit pair, instant events for tracepoint hits and\n"
@@ -481,10 +521,13 @@ const Command export_cmd(54, [](CLI::App &app) {
       "histograms (log2 and linear) and latency over time per function and probe, a\n"
       "per-CPU timeline with lost-record and marker flags, objtrace lives, and a header\n"
       "with what was recorded.  Big files are aggregated: the page says how.\n"
+      "ctf: a CTF 1.8 trace directory (the format LTTng writes) for babeltrace2 and\n"
+      "Trace Compass: an event per record with report --json's names and values.\n"
       "folded: one 'root;...;leaf count' line per distinct stack.\n"
       "Examples:\n"
       "  ktrackctl export trace.ktr -o trace.json\n"
       "  ktrackctl export --format html -o report.html trace.ktr\n"
+      "  ktrackctl export --format ctf -o trace-ctf trace.ktr && babeltrace2 trace-ctf\n"
       "  ktrackctl export trace.ktr -F folded -o stacks.folded\n"
       "  ktrackctl export trace.ktr -p 1234 --since 1s -d 500ms -o slice.json");
   cmd->callback([f] {
@@ -498,7 +541,12 @@ const Command export_cmd(54, [](CLI::App &app) {
       export_html(f->v);
       return;
     }
+    if (f->format == "ctf") {
+      export_ctf(f->v);
+      return;
+    }
     ViewSource src(f->v);
+    names_from_this_machine(src);
     Output out(f->v);
     ka::PerfettoExport ex(src.names(), out.out());
     src.run([&](const ka::Sample &s) { ex.add(s); });
@@ -540,6 +588,7 @@ const Command top_cmd(55, [](CLI::App &app) {
       "  ktrackctl top trace.ktr -n 3 --json");
   cmd->callback([f] {
     ViewSource src(f->v);
+    names_from_this_machine(src);
     ka::TopOptions o;
     o.sort = f->sort == "total"  ? ka::TopOptions::ByTotal
              : f->sort == "name" ? ka::TopOptions::ByName

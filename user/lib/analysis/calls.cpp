@@ -5,9 +5,15 @@ namespace ktrack::analysis {
 uint32_t CallTracker::entry(const Sample &s, bool *merged) {
   auto &stack = tasks_[task_key(s)];
   if (merged) *merged = false;
-  if (!stack.empty() && stack.back().ip == s.ip && stack.back().probe_id != s.probe_id) {
-    if (merged) *merged = true;
-    return stack.back().depth;
+  if (!stack.empty()) {
+    Call &open = stack.back();
+    bool both_pair = exit_probes_.find(s.probe_id) && exit_probes_.find(open.probe_id);
+    if (open.ip == s.ip && open.probe_id != s.probe_id && !open.probe2 && !both_pair) {
+      open.probe2 = s.probe_id;
+      open.entry2_ts = s.ts;
+      if (merged) *merged = true;
+      return open.depth;
+    }
   }
   if (stack.size() >= kMaxDepth) {
     size_t drop = kMaxDepth / 2;
@@ -30,6 +36,7 @@ uint32_t CallTracker::entry(const Sample &s, bool *merged) {
 }
 
 bool CallTracker::exit(const Sample &s, Call &out) {
+  exit_probes_[s.probe_id] = 1;
   auto *stack = tasks_.find(task_key(s));
   if (!stack) {
     ++orphan_exits_;
@@ -39,6 +46,8 @@ bool CallTracker::exit(const Sample &s, Call &out) {
     if ((*stack)[i].ip != s.ip) continue;
     unmatched_entries_ += stack->size() - 1 - i;
     out = (*stack)[i];
+    // Timed from the entry of the probe that records the exit.
+    if (out.probe2 && s.probe_id == out.probe2) out.entry_ts = out.entry2_ts;
     out.exit_ts = s.ts;
     if (out.exit_ts < out.entry_ts) ++backwards_;
     stack->resize(i);

@@ -10,7 +10,10 @@
 // Two probes at one function's entry (an f probe pairing it and a p probe
 // taking its stack) open one call, not two: a second entry of the open
 // innermost function from another probe is the same call (a recursion
-// would fire the same probe again).
+// would fire the same probe again), unless both probes have been seen
+// recording exits (two f probes over one function pair a call each, as
+// before; only their first call, before any exit, is one call).  The call is timed from the entry of the
+// probe whose exit closes it.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,9 @@ struct Call {
   uint32_t depth = 0;     // 0 = outermost open call of the task
   uint32_t pid = 0, tgid = 0;
   uint32_t probe_id = 0;  // the probe whose entry opened the call
-  uint16_t cpu = 0;       // CPU of the entry
+  uint32_t probe2 = 0;    // a second probe's entry merged into it, at entry2_ts
+  uint64_t entry2_ts = 0;
+  uint16_t cpu = 0;  // CPU of the entry
   uint64_t duration() const { return exit_ts >= entry_ts ? exit_ts - entry_ts : 0; }
   uint64_t self_ns() const { return duration() > child_ns ? duration() - child_ns : 0; }
 };
@@ -64,6 +69,7 @@ class CallTracker {
 
  private:
   FlatMap<std::vector<Call>> tasks_{256};
+  FlatMap<uint8_t> exit_probes_{16};  // probe ids seen recording exits
   uint64_t unmatched_entries_ = 0;
   uint64_t orphan_exits_ = 0;
   uint64_t backwards_ = 0;

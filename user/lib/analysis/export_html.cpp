@@ -267,19 +267,25 @@ void HtmlExport::write_hist(fmt::memory_buffer &b, fmt::memory_buffer &scatter, 
     first = false;
     str(b, g.label);
     b.append(std::string_view(":["));
-    int64_t lo = g.d.min(), hi = g.d.max();
-    uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
-    size_t n = static_cast<size_t>(std::min<uint64_t>(kLinearBins, span));
-    uint64_t step = (span + n - 1) / n;
+    // In unsigned arithmetic: a span of the whole int64 range wraps to 0.
+    int64_t lo = g.d.min();
+    uint64_t span = static_cast<uint64_t>(g.d.max()) - static_cast<uint64_t>(lo) + 1;
+    size_t n = span == 0 ? kLinearBins : static_cast<size_t>(std::min<uint64_t>(kLinearBins, span));
+    uint64_t step = span == 0 ? (UINT64_MAX / kLinearBins) + 1 : (span - 1) / n + 1;
     std::vector<uint64_t> bins(n, 0);
     for (const auto &p : g.points) {
-      size_t i = static_cast<size_t>(static_cast<uint64_t>(p.second - lo) / step);
+      size_t i = static_cast<size_t>((static_cast<uint64_t>(p.second) - static_cast<uint64_t>(lo)) / step);
       ++bins[std::min(i, n - 1)];
     }
     for (size_t i = 0; i < n; ++i) {
-      int64_t low = lo + static_cast<int64_t>(i * step), high = low + static_cast<int64_t>(step);
+      uint64_t off = i * step;
+      auto low = static_cast<int64_t>(static_cast<uint64_t>(lo) + off);
+      // The last bin's end may pass INT64_MAX: written as an unsigned sum.
+      __int128 high = static_cast<__int128>(lo) + static_cast<__int128>(off) + static_cast<__int128>(step);
+      std::string hs = high > INT64_MAX ? std::to_string(static_cast<uint64_t>(high))
+                                        : std::to_string(static_cast<int64_t>(high));
       fmt::format_to(fmt::appender(b), "{}{{\"label\":\"[{}, {})\",\"low\":{},\"high\":{},\"count\":{}}}",
-                     i ? "," : "", low, high, low, high, bins[i]);
+                     i ? "," : "", low, hs, low, hs, bins[i]);
     }
     b.push_back(']');
   }
@@ -306,7 +312,10 @@ void HtmlExport::write_hist(fmt::memory_buffer &b, fmt::memory_buffer &scatter, 
 }
 
 std::string HtmlExport::data_json() {
-  parse_folded(printed([&](Out &o) { stacks_.print(o); }));
+  if (!folded_) {
+    parse_folded(printed([&](Out &o) { stacks_.print(o); }));
+    folded_ = true;
+  }
   fmt::memory_buffer b;
   auto o = fmt::appender(b);
   fmt::format_to(o, "{{\"version\":1,\"generator\":\"ktrackctl {}\",\"header\":{{\"file\":", KTRACK_VERSION);
@@ -324,12 +333,13 @@ std::string HtmlExport::data_json() {
     if (i) b.push_back(',');
     str(b, header_.probes[i]);
   }
-  fmt::format_to(o,
-                 "],\"first_ts\":{},\"last_ts\":{},\"duration_ns\":{},\"records\":{},\"counts\":{{\"entry\":{},"
-                 "\"exit\":{},\"point\":{},\"stack\":{},\"marker\":{},\"lost_markers\":{},\"other\":{}}},"
-                 "\"lost\":{},\"lost_per_cpu\":[",
-                 first_ts_, last_ts_, last_ts_ - first_ts_, records_, n_entry_, n_exit_, n_point_, n_stack_,
-                 n_marker_, n_lostrec_, n_other_, lost_sum_.total());
+  fmt::format_to(
+      o,
+      "],\"first_ts\":{},\"last_ts\":{},\"duration_ns\":{},\"records\":{},\"counts\":{{\"entry\":{},"
+      "\"exit\":{},\"point\":{},\"stack\":{},\"marker\":{},\"lost_markers\":{},\"other\":{}}},"
+      "\"lost\":{},\"lost_per_cpu\":[",
+      first_ts_, last_ts_, last_ts_ - first_ts_, records_, n_entry_, n_exit_, n_point_, n_stack_, n_marker_,
+      n_lostrec_, n_other_, lost_sum_.total());
   bool first = true;
   for (size_t c = 0; c < lost_per_cpu_.size(); ++c) {
     if (!lost_per_cpu_[c]) continue;
@@ -346,13 +356,16 @@ std::string HtmlExport::data_json() {
       "Latency over time: at most {} points per group, evenly strided over its values in time order.",
       kMaxScatter));
   if (hist_func_.points_truncated() || hist_probe_.points_truncated())
-    notes.push_back(fmt::format("Linear bins and latency points: the first {} durations only.", Hist::kMaxPoints));
-  if (markers_dropped_) notes.push_back(fmt::format("Markers: the first {} are shown, {} more are not.",
-                                                    kMaxMarkers, markers_dropped_));
+    notes.push_back(
+        fmt::format("Linear bins and latency points: the first {} durations only.", Hist::kMaxPoints));
+  if (markers_dropped_)
+    notes.push_back(
+        fmt::format("Markers: the first {} are shown, {} more are not.", kMaxMarkers, markers_dropped_));
   if (stack_flame_.truncated || call_flame_.truncated)
-    notes.push_back(fmt::format("Flame graph: at most {} frames; deeper distinct paths count in their deepest "
-                                "shown frame.",
-                                kMaxFlameNodes));
+    notes.push_back(
+        fmt::format("Flame graph: at most {} frames; deeper distinct paths count in their deepest "
+                    "shown frame.",
+                    kMaxFlameNodes));
   for (size_t i = 0; i < notes.size(); ++i) {
     if (i) b.push_back(',');
     str(b, notes[i]);
@@ -400,7 +413,8 @@ std::string HtmlExport::data_json() {
   b.push_back(',');
 
   // Timeline.
-  fmt::format_to(o, "\"timeline\":{{\"start\":{},\"bin_ns\":{},\"bins\":{},\"cpus\":[", first_ts_, bin_ns_, bins_);
+  fmt::format_to(o, "\"timeline\":{{\"start\":{},\"bin_ns\":{},\"bins\":{},\"cpus\":[", first_ts_, bin_ns_,
+                 bins_);
   first = true;
   for (size_t c = 0; c < cpu_bins_.size(); ++c) {
     if (cpu_bins_[c].empty()) continue;
@@ -429,8 +443,8 @@ std::string HtmlExport::data_json() {
     lost = std::move(merged);
   }
   for (size_t i = 0; i < lost.size(); ++i)
-    fmt::format_to(o, "{}{{\"ts\":{},\"cpu\":{},\"count\":{},\"first\":{},\"last\":{}}}", i ? "," : "", lost[i].ts,
-                   lost[i].cpu, lost[i].count, lost[i].first, lost[i].last);
+    fmt::format_to(o, "{}{{\"ts\":{},\"cpu\":{},\"count\":{},\"first\":{},\"last\":{}}}", i ? "," : "",
+                   lost[i].ts, lost[i].cpu, lost[i].count, lost[i].first, lost[i].last);
   b.append(std::string_view("],\"markers\":["));
   for (size_t i = 0; i < markers_.size(); ++i) {
     const Marker &m = markers_[i];

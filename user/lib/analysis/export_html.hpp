@@ -101,9 +101,8 @@ class HtmlExport {
   std::vector<uint32_t> path_;
 
   uint64_t first_ts_ = 0, last_ts_ = 0, records_ = 0;
-  bool any_ = false, saw_objects_ = false;
-  uint64_t n_entry_ = 0, n_exit_ = 0, n_point_ = 0, n_stack_ = 0, n_marker_ = 0, n_lostrec_ = 0,
-           n_other_ = 0;
+  bool any_ = false, saw_objects_ = false, folded_ = false;
+  uint64_t n_entry_ = 0, n_exit_ = 0, n_point_ = 0, n_stack_ = 0, n_marker_ = 0, n_lostrec_ = 0, n_other_ = 0;
   LostSummary lost_sum_;
   std::vector<uint64_t> lost_per_cpu_;
   uint64_t bin_ns_ = 1024, bins_ = 0;

@@ -134,7 +134,9 @@ void Graph::add(const Sample &s) {
     case Kind::Exit: {
       Call c;
       bool matched = calls_.exit(s, c);
-      if (matched && p.active && p.ip == c.ip && p.ts == c.entry_ts) {
+      // A leaf: nothing entered since its entry (an entry flushes the
+      // pending line), so the pending call is this one.
+      if (matched && p.active && p.ip == c.ip && p.depth == c.depth) {
         p.active = false;
         prefix(p.cpu, s.pid, s.comm, c.entry_ts);
         duration(c.duration(), true);
