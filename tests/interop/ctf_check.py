@@ -20,18 +20,9 @@ from collections import defaultdict
 
 import bt2
 
-n = 0
-failed = False
+from tap import main, tap
 
 
-def tap(ok, name, why=""):
-    global n, failed
-    n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {name}")
-    if not ok:
-        failed = True
-        for line in str(why).splitlines()[:20]:
-            print(f"# {line}")
 
 
 def plain(f):
@@ -139,14 +130,4 @@ def check(ktrackctl, path):
             f"{label}: the babeltrace2 command prints {lines} lines", r.stderr[-2000:])
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        sys.exit(2)
-    for path in sys.argv[2:]:
-        check(sys.argv[1], path)
-    print(f"1..{n}")
-    sys.exit(1 if failed else 0)
-
-
-main()
+main(check, __doc__)

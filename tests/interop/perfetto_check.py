@@ -18,19 +18,9 @@ import sys
 import tempfile
 from collections import Counter
 
-n = 0
-failed = False
+from tap import main, tap
+
 PHASES = {"X", "B", "E", "i", "I", "C", "M", "b", "e", "n", "s", "t", "f", "P", "O", "N", "D"}
-
-
-def tap(ok, name, why=""):
-    global n, failed
-    n += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {name}")
-    if not ok:
-        failed = True
-        for line in str(why).splitlines()[:20]:
-            print(f"# {line}")
 
 
 def is_num(v):
@@ -112,14 +102,4 @@ def check(ktrackctl, path):
             f"report's lost records add up to {lost}")
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        sys.exit(2)
-    for path in sys.argv[2:]:
-        check(sys.argv[1], path)
-    print(f"1..{n}")
-    sys.exit(1 if failed else 0)
-
-
-main()
+main(check, __doc__)
