@@ -32,7 +32,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-echo "1..11"
+echo "1..12"
 
 "$K" load >/dev/null || { echo "Bail out! cannot load ktrack"; exit 1; }
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
@@ -145,6 +145,17 @@ assert len(want["lives"]) >= 1
 check "a life on the objects page went through a hooked function" python3 -c "$embedded"'
 assert any(l["hits"] for l in d["objects"]["lives"]), d["objects"]["lives"][:3]
 ' "$dir/objects.html"
+
+# Live: a page from a capture of its own (--probe, -d), no file between.
+(for _ in $(seq 40); do dd if=/dev/zero of=/dev/null bs=512 count=100 2>/dev/null; sleep 0.05; done) &
+work=$!
+"$K" export --format html -o "$dir/live.html" --probe 'f:lv vfs_read%both' -d 3s 2>"$dir/live.err"
+wait "$work"
+check "a live capture exported as a page has vfs_read's latencies" python3 -c "$embedded"'
+funcs = {g["key"]: g["count"] for g in d["hist"]["func"]}
+assert funcs.get("vfs_read", 0) > 0, funcs
+assert d["header"]["probes"] == ["f:lv vfs_read%both"], d["header"]["probes"]
+' "$dir/live.html"
 
 # The recordings go to the host's browser test.
 if [ -n "${KTRACK_VM_OUT:-}" ]; then
