@@ -25,33 +25,15 @@
 
 #define KTRACK_MODULE_VERSION "0.1.0"
 
-/*
- * Access without CAP_PERFMON (docs/ACCESS.md): off by default.  When the
- * administrator turns it on at load time, /dev/ktrack is created with mode
- * 0660 (the udev rule gives it to group ktrack) and opens without the
- * capability get an unprivileged file: it may read the named sessions
- * root armed (attach, read, mmap, poll), list and query them, and write
- * markers; configuring, starting or stopping a session, creating or
- * destroying one, and arming probes or the object tracker need a file
- * opened with CAP_PERFMON or CAP_SYS_ADMIN (the fd is the grant, as with
- * perf), and arming also the caller's own capability.
- */
-static bool group_access;
-module_param(group_access, bool, 0444);
-MODULE_PARM_DESC(group_access,
-		 "Let users without CAP_PERFMON open /dev/ktrack (mode 0660, group ktrack by udev) to read sessions and write markers (default off)");
-
 static int ktrack_open(struct inode *inode, struct file *file)
 {
 	struct ktrack_file *f;
-	bool privileged = perfmon_capable();
 
-	if (!privileged && !group_access)
+	if (!capable(CAP_PERFMON) && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
-	f->privileged = privileged;
 	spin_lock_init(&f->lock);
 	init_waitqueue_head(&f->wq);
 	f->s = ktrack_session_new(NULL);
@@ -190,29 +172,6 @@ static long ktrack_ioctl_version(void __user *arg)
 	return 0;
 }
 
-/* What an unprivileged file (group_access) may not do: see ktrack_open(). */
-static bool ktrack_ioctl_controls(unsigned int cmd)
-{
-	switch (cmd) {
-	case KTRACK_IOC_SET_CONFIG:
-	case KTRACK_IOC_START:
-	case KTRACK_IOC_STOP:
-	case KTRACK_IOC_SESSION_CREATE:
-	case KTRACK_IOC_SESSION_DESTROY:
-	case KTRACK_IOC_PROBE_ADD:
-	case KTRACK_IOC_PROBE_DEL:
-	case KTRACK_IOC_OBJ_CONFIG:
-	case KTRACK_IOC_OBJ_ADD_SOURCE:
-	case KTRACK_IOC_OBJ_TRACK:
-	case KTRACK_IOC_OBJ_UNTRACK:
-	case KTRACK_IOC_OBJ_ENABLE:
-	case KTRACK_IOC_OBJ_DISABLE:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
@@ -224,8 +183,6 @@ static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	if (cmd == KTRACK_IOC_VERSION)
 		return ktrack_ioctl_version(uarg);
-	if (!f->privileged && ktrack_ioctl_controls(cmd))
-		return -EPERM;
 	/*
 	 * Transport commands (0x01..0x0a) and the parts' ranges (0x20..0x2f
 	 * probes, 0x30..0x3f object tracker) get the file's session.
@@ -269,8 +226,6 @@ static int __init ktrack_init(void)
 	ret = ktrack_module_events_init();
 	if (ret)
 		goto out_objtrace;
-	if (group_access)
-		ktrack_miscdev.mode = 0660;
 	ret = misc_register(&ktrack_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);

@@ -74,7 +74,6 @@ struct ktrack_file {
 	struct list_head node;		/* s->files, under s->files_lock */
 	wait_queue_head_t wq;		/* poll() and read() of this file */
 	u32 flush_seen;			/* s->flush_seq that poll() found drained */
-	bool privileged;		/* opened with CAP_PERFMON/CAP_SYS_ADMIN */
 };
 
 /* ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM). */

@@ -81,7 +81,6 @@ check "the man page is installed and names ktrackctl" \
 check "bash completion completes ktrackctl" \
 	bash -c '. /usr/share/bash-completion/completions/ktrackctl && complete -p ktrackctl'
 check "the udev rule for /dev/ktrack is installed" grep -q 'KERNEL=="ktrack"' /lib/udev/rules.d/60-ktrack.rules
-check "the ktrack group exists (the udev rule's GROUP)" getent group ktrack
 for f in /etc/modules-load.d/ktrack.conf /etc/modprobe.d/ktrack.conf; do
 	check "$f is an example with every line commented" \
 		bash -c "[ -f $f ] && ! grep -vE '^[[:space:]]*(#|\$)' $f"

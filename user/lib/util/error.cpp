@@ -16,8 +16,7 @@ const char *generic_advice(int err) {
   switch (err) {
     case EPERM:
     case EACCES:
-      return "this needs root (CAP_PERFMON or CAP_SYS_ADMIN): run it with sudo (the ktrack group, when the "
-             "module was loaded with group_access=1, may only read sessions and write markers)";
+      return "this needs root (CAP_PERFMON or CAP_SYS_ADMIN): run it with sudo";
     case ENOENT:
       return "the ktrack module is not loaded: run 'sudo ktrackctl load'";
     case ENOTTY:
