@@ -57,8 +57,8 @@ std::string int_type(const FieldDesc &d) {
   unsigned bits = 8 * field_elem_size(d.type);
   bool hex = d.type == FieldType::X8 || d.type == FieldType::X16 || d.type == FieldType::X32 ||
              d.type == FieldType::X64 || d.type == FieldType::Bytes;
-  std::string t = fmt::format("integer {{ size = {}; align = 8; signed = {}; base = {}; byte_order = le; }}", bits,
-                              field_is_signed(d.type) ? "true" : "false", hex ? 16 : 10);
+  std::string t = fmt::format("integer {{ size = {}; align = 8; signed = {}; base = {}; byte_order = le; }}",
+                              bits, field_is_signed(d.type) ? "true" : "false", hex ? 16 : 10);
   if (d.enums.empty() || d.type == FieldType::Bytes) return t;
   std::string e = "enum : " + t + " { ";
   for (size_t i = 0; i < d.enums.size(); ++i) {
@@ -99,7 +99,8 @@ bool is_sequence(const FieldDesc &d) {
 
 CtfWriter::CtfWriter(std::string dir, CtfTraceInfo info, const Symbolizer *symbols)
     : dir_(std::move(dir)), info_(std::move(info)), symbols_(symbols) {
-  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) throw SysError("create the directory " + dir_, errno);
+  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST)
+    throw SysError("create the directory " + dir_, errno);
   struct stat st {};
   if (::stat((dir_ + "/metadata").c_str(), &st) == 0)
     throw UsageError(fmt::format("{} already holds a CTF trace (metadata): give a new directory", dir_));
@@ -248,18 +249,21 @@ std::string CtfWriter::metadata() const {
       "clock {{\n\tname = \"ktrack\";\n\tuuid = \"{}\";\n\tdescription = {};\n\tfreq = 1000000000;\n"
       "\tprecision = 1;\n\toffset_s = 0;\n\toffset = 0;\n\tabsolute = false;\n}};\n\n",
       uuid, quoted("ktrack's " + (info_.clock.empty() ? std::string("record") : info_.clock) + " clock, ns"));
-  m += "typealias integer { size = 64; align = 8; signed = false; map = clock.ktrack.value; } := uint64_clock_t;\n\n";
-  m += "stream {\n\tid = 0;\n"
-       "\tpacket.context := struct {\n\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
-       "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n\t\tuint32_t cpu_id;\n\t};\n"
-       "\tevent.header := struct {\n\t\tuint32_t id;\n\t\tuint64_clock_t timestamp;\n\t};\n"
-       "\tevent.context := struct {\n\t\tuint32_t _pid;\n\t\tuint32_t _tgid;\n\t\tstring _comm;\n\t\tstring _ctx;\n"
-       "\t};\n};\n\n";
+  m += "typealias integer { size = 64; align = 8; signed = false; map = clock.ktrack.value; } := "
+       "uint64_clock_t;\n\n";
+  m +=
+      "stream {\n\tid = 0;\n"
+      "\tpacket.context := struct {\n\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
+      "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n\t\tuint32_t cpu_id;\n\t};\n"
+      "\tevent.header := struct {\n\t\tuint32_t id;\n\t\tuint64_clock_t timestamp;\n\t};\n"
+      "\tevent.context := struct {\n\t\tuint32_t _pid;\n\t\tuint32_t _tgid;\n\t\tstring _comm;\n\t\tstring "
+      "_ctx;\n"
+      "\t};\n};\n\n";
   std::vector<const EventClass *> order(classes_.size());
   for (const auto &[k, c] : classes_) order[c.id] = &c;
   for (const EventClass *c : order) {
-    m += fmt::format("event {{\n\tname = {};\n\tid = {};\n\tstream_id = 0;\n\tfields := struct {{\n", quoted(c->name),
-                     c->id);
+    m += fmt::format("event {{\n\tname = {};\n\tid = {};\n\tstream_id = 0;\n\tfields := struct {{\n",
+                     quoted(c->name), c->id);
     if (c->has_ip)
       m += "\t\tstring _probe_event;\n\t\tstring _ip;\n\t\tstring _parent_ip;\n"
            "\t\tinteger { size = 32; align = 8; signed = false; base = 16; } _fault_mask;\n";
