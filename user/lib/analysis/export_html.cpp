@@ -208,15 +208,6 @@ void HtmlExport::parse_folded(const std::string &folded) {
   }
 }
 
-uint64_t HtmlExport::node_value(const Flame &f, uint32_t idx) const {
-  // A call whose exit was lost has no time of its own: at least its
-  // callees' (the viewer's rule too).
-  const Node &n = f.nodes[idx];
-  uint64_t sum = 0;
-  for (uint32_t c : n.children) sum += node_value(f, c);
-  return std::max(n.v, sum);
-}
-
 void HtmlExport::write_node(fmt::memory_buffer &b, const Flame &f, uint32_t idx, uint64_t &v_out) {
   // Iterative would need an explicit stack; call paths are at most
   // CallTracker::kMaxDepth deep and stacks 127 frames: recursion is bounded.

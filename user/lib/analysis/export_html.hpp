@@ -86,7 +86,6 @@ class HtmlExport {
   void add_to_timeline(const Sample &s);
   void parse_folded(const std::string &folded);
   void write_node(fmt::memory_buffer &b, const Flame &f, uint32_t idx, uint64_t &v_out);
-  uint64_t node_value(const Flame &f, uint32_t idx) const;
   void write_hist(fmt::memory_buffer &hist, fmt::memory_buffer &scatter, Hist &h, const char *group);
 
   const Names &names_;

@@ -70,29 +70,20 @@ std::string int_type(const FieldDesc &d) {
   return e + " }";
 }
 
-std::string field_decl(const FieldDesc &d) {
-  std::string id = ident(d.name);
-  switch (d.type) {
-    case FieldType::String:
-    case FieldType::DynString:
-      return fmt::format("\t\tstring {};\n", id);
-    case FieldType::Bytes:
-      return fmt::format("\t\tuint32_t {0}_len;\n\t\t{1} {0}[{0}_len];\n", id, int_type(d));
-    case FieldType::Symbol:
-      if (d.size > field_elem_size(d.type) || d.size == 0 || !d.length_field.empty())
-        return fmt::format("\t\tuint32_t {0}_len;\n\t\tstring {0}[{0}_len];\n", id);
-      return fmt::format("\t\tstring {};\n", id);
-    default:
-      if (d.size > field_elem_size(d.type) || d.size == 0 || !d.length_field.empty())
-        return fmt::format("\t\tuint32_t {0}_len;\n\t\t{1} {0}[{0}_len];\n", id, int_type(d));
-      return fmt::format("\t\t{} {};\n", int_type(d), id);
-  }
-}
-
 bool is_sequence(const FieldDesc &d) {
   if (d.type == FieldType::String || d.type == FieldType::DynString) return false;
   if (d.type == FieldType::Bytes) return true;
   return d.size > field_elem_size(d.type) || d.size == 0 || !d.length_field.empty();
+}
+
+std::string field_decl(const FieldDesc &d) {
+  std::string id = ident(d.name);
+  if (d.type == FieldType::String || d.type == FieldType::DynString)
+    return fmt::format("\t\tstring {};\n", id);
+  // Symbols as the names report prints, integers (and bytes) typed.
+  std::string elem = d.type == FieldType::Symbol ? "string" : int_type(d);
+  if (is_sequence(d)) return fmt::format("\t\tuint32_t {0}_len;\n\t\t{1} {0}[{0}_len];\n", id, elem);
+  return fmt::format("\t\t{} {};\n", elem, id);
 }
 
 }  // namespace
