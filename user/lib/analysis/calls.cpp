@@ -7,8 +7,9 @@ uint32_t CallTracker::entry(const Sample &s, bool *merged) {
   if (merged) *merged = false;
   if (!stack.empty()) {
     Call &open = stack.back();
-    bool both_pair = exit_probes_.find(s.probe_id) && exit_probes_.find(open.probe_id);
-    if (open.ip == s.ip && open.probe_id != s.probe_id && !open.probe2 && !both_pair) {
+    // The cheap comparisons first: this runs for every entry record.
+    if (open.ip == s.ip && open.probe_id != s.probe_id && !open.probe2 &&
+        !(exit_probes_.find(s.probe_id) && exit_probes_.find(open.probe_id))) {
       open.probe2 = s.probe_id;
       open.entry2_ts = s.ts;
       if (merged) *merged = true;
