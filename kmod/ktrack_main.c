@@ -164,7 +164,8 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.size = sizeof(v);
 	v.abi_version = KTRACK_ABI_VERSION;
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
-		     ktrack_probe_features() | ktrack_objtrace_features();
+		     KTRACK_FEAT_STATS_WAKEUPS | ktrack_probe_features() |
+		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
 	strscpy(v.kernel_release, utsname()->release, sizeof(v.kernel_release));
 	if (copy_to_user(arg, &v, min_t(size_t, usize, sizeof(v))))

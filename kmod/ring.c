@@ -250,8 +250,11 @@ static notrace void ring_maybe_wake(struct ktrack_session *s, struct ktrack_ring
 	smp_mb();
 	if (!atomic_read(&r->armed) || ktrack_ring_unread(r) < s->wm_bytes)
 		return;
-	if (atomic_cmpxchg(&r->armed, 1, 0) == 1)
+	/* One wake-up per arming: a reader re-arms only when it sleeps again. */
+	if (atomic_cmpxchg(&r->armed, 1, 0) == 1) {
+		local_inc(&r->wakeups);
 		irq_work_queue(&r->wakeup);
+	}
 }
 
 static notrace void fill_hdr(struct ktrack_rec_hdr *h, u16 len, u16 type, int cpu, u64 ts)

@@ -39,6 +39,7 @@ struct ktrack_ring {
 	local_t overwritten;
 	local_t bytes;
 	local_t filtered;
+	local_t wakeups;		/* irq_work queued to wake readers */
 
 	/*
 	 * Overwrite mode: the oldest record still present.  Only the
@@ -108,6 +109,6 @@ ssize_t ktrack_rings_read(struct ktrack_session *s, char __user *buf, size_t cou
 void ktrack_rings_arm(struct ktrack_session *s);
 /* True when a reader should wake: watermark, or any data when 'any'. */
 bool ktrack_rings_readable(struct ktrack_session *s, bool any);
-void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st);
+void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats_ext *st);
 
 #endif /* _KTRACK_RING_H */

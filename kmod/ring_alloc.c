@@ -25,8 +25,10 @@ static void ring_wakeup(struct irq_work *w)
 	ktrack_session_wake(r->s);
 }
 
-void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
+void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats_ext *ext)
 {
+	struct ktrack_cpu_stats *st = &ext->s;
+
 	st->written = local_read(&r->written);
 	st->lost_full = local_read(&r->lost_full);
 	st->lost_too_big = local_read(&r->lost_too_big);
@@ -34,6 +36,7 @@ void ktrack_ring_fill_stats(struct ktrack_ring *r, struct ktrack_cpu_stats *st)
 	st->bytes = local_read(&r->bytes);
 	st->read = atomic64_read(&r->read);
 	st->filtered = local_read(&r->filtered);
+	ext->wakeups = local_read(&r->wakeups);
 }
 
 static void rings_free_array(struct ktrack_ring **rings, unsigned long charged)

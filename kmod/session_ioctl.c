@@ -102,15 +102,21 @@ static long session_get_config(struct ktrack_session *s, void __user *arg)
 static long session_get_stats(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_stats st;
-	struct ktrack_cpu_stats *cs = NULL;
-	u32 usize, cpu, n;
+	struct ktrack_cpu_stats_ext *cs = NULL;
+	u32 usize, cpu, n, esize, copy;
 	int ret;
 
 	ret = ktrack_copy_sized_in(&st, sizeof(st), sizeof(st), arg, &usize);
 	if (ret)
 		return ret;
-	if (st.__pad)
+	/*
+	 * Entries as large as the caller says: 0 is the first struct (code
+	 * built before the _ext counters); a larger one gets its tail zeroed.
+	 */
+	esize = st.cpu_stats_size ? st.cpu_stats_size : sizeof(struct ktrack_cpu_stats);
+	if (esize < sizeof(struct ktrack_cpu_stats) || esize > 256 || esize % 8)
 		return -EINVAL;
+	copy = min_t(u32, esize, sizeof(*cs));
 	if (st.nr_cpus && !st.cpus_ptr)
 		return -EFAULT;
 	n = min(st.nr_cpus, nr_cpu_ids);
@@ -123,8 +129,8 @@ static long session_get_stats(struct ktrack_session *s, void __user *arg)
 	mutex_lock(&s->lock);
 	mutex_lock(&s->mmap_lock);
 	for (cpu = 0; cpu < n; cpu++) {
-		cs[cpu].cpu = cpu;
-		cs[cpu].online = cpu_online(cpu);
+		cs[cpu].s.cpu = cpu;
+		cs[cpu].s.online = cpu_online(cpu);
 		if (s->rings && s->rings[cpu])
 			ktrack_ring_fill_stats(s->rings[cpu], &cs[cpu]);
 	}
@@ -132,10 +138,12 @@ static long session_get_stats(struct ktrack_session *s, void __user *arg)
 	mutex_unlock(&s->mmap_lock);
 	mutex_unlock(&s->lock);
 	ret = 0;
-	for (cpu = 0; cpu < n && !ret; cpu++)
-		if (copy_to_user((struct ktrack_cpu_stats __user *)u64_to_user_ptr(st.cpus_ptr) + cpu,
-				 &cs[cpu], sizeof(*cs)))
+	for (cpu = 0; cpu < n && !ret; cpu++) {
+		u8 __user *to = (u8 __user *)u64_to_user_ptr(st.cpus_ptr) + (size_t)cpu * esize;
+
+		if (copy_to_user(to, &cs[cpu], copy) || clear_user(to + copy, esize - copy))
 			ret = -EFAULT;
+	}
 	kvfree(cs);
 	if (ret)
 		return ret;

@@ -26,6 +26,7 @@
 #define KTRACK_FEAT_EVENT_PROBE	(1ULL << 12)	/* e probes: a trace event's fields */
 #define KTRACK_FEAT_EVENT_BY_NAME (1ULL << 13)	/* KTRACK_FETCH_F_BY_NAME: e probes on modules not loaded */
 #define KTRACK_FEAT_LINKED_STACK (1ULL << 14)	/* a STACK record is linked to its PROBE record */
+#define KTRACK_FEAT_STATS_WAKEUPS (1ULL << 15)	/* ktrack_cpu_stats_ext, cpu_stats_size */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -189,12 +190,26 @@ struct ktrack_cpu_stats {
 	__u64 read;		/* records consumed through read() */
 	__u64 filtered;		/* rejected by the pid/cpu filters */
 };
+/*
+ * KTRACK_FEAT_STATS_WAKEUPS: the counters that came later, in entries of
+ * ktrack_stats.cpu_stats_size bytes (struct ktrack_cpu_stats stays as it
+ * was, so code built on it keeps its array stride).
+ */
+struct ktrack_cpu_stats_ext {
+	struct ktrack_cpu_stats s;
+	__u64 wakeups;		/* wake-ups sent to sleeping readers (poll, read) */
+};
 struct ktrack_stats {
 	__u32 size;
 	__u32 nr_cpus;		/* in: entries in cpus_ptr; out: possible CPUs */
-	__u64 cpus_ptr;		/* user pointer to struct ktrack_cpu_stats[nr_cpus] */
+	__u64 cpus_ptr;		/* user pointer to nr_cpus entries of cpu_stats_size bytes */
 	__u32 state;		/* KTRACK_STATE_* */
-	__u32 __pad;
+	/*
+	 * in: bytes per entry at cpus_ptr: 0 = sizeof(struct ktrack_cpu_stats),
+	 * or (KTRACK_FEAT_STATS_WAKEUPS) a multiple of 8 from that to 256:
+	 * struct ktrack_cpu_stats_ext, its tail past the kernel's zeroed.
+	 */
+	__u32 cpu_stats_size;
 };
 #define KTRACK_STATE_IDLE	0	/* configured, never started */
 #define KTRACK_STATE_RUNNING	1

@@ -269,6 +269,8 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 t = s["total"]
 assert s["session"] == "default" and t["written"] >= 3 and t["read"] == t["written"], t
+# wake-ups are counted per CPU and summed; never more than the records
+assert t["wakeups"] == sum(c["wakeups"] for c in s["cpus"]) and t["wakeups"] <= t["written"], t
 PY
 check "session destroy --all" "$K" session destroy --all
 "$K" session list >"$T/list.txt" 2>&1

@@ -116,12 +116,20 @@ static int stats_unmapped_cpus(int fd)
 	return io(fd, KTRACK_IOC_GET_STATS, &st);
 }
 
-static int stats_pad(int fd)
+/* Entry sizes below the first struct, not a multiple of 8, or over 256. */
+static int stats_entry(int fd, __u32 esize)
 {
-	struct ktrack_stats st = { .size = sizeof(st), .__pad = 1 };
+	struct ktrack_cpu_stats_ext cs[2];
+	struct ktrack_stats st = { .size = sizeof(st), .nr_cpus = 1, .cpus_ptr = (uintptr_t)cs,
+				   .cpu_stats_size = esize };
 
 	return io(fd, KTRACK_IOC_GET_STATS, &st);
 }
+
+static int stats_entry_1(int fd) { return stats_entry(fd, 1); }
+static int stats_entry_56(int fd) { return stats_entry(fd, 56); }
+static int stats_entry_68(int fd) { return stats_entry(fd, 68); }
+static int stats_entry_264(int fd) { return stats_entry(fd, 264); }
 
 static int sess(int fd, unsigned long cmd, const char *name, __u32 flags)
 {
@@ -342,7 +350,10 @@ static const struct {
 	{ "GET_CONFIG NULL", getcfg_null, EFAULT },
 	{ "GET_STATS NULL cpus", stats_null_cpus, EFAULT },
 	{ "GET_STATS unmapped cpus", stats_unmapped_cpus, EFAULT },
-	{ "GET_STATS pad", stats_pad, EINVAL },
+	{ "GET_STATS entry size 1", stats_entry_1, EINVAL },
+	{ "GET_STATS entry size 56", stats_entry_56, EINVAL },
+	{ "GET_STATS entry size 68", stats_entry_68, EINVAL },
+	{ "GET_STATS entry size 264", stats_entry_264, EINVAL },
 	{ "SESSION_CREATE bad name", create_bad_name, EINVAL },
 	{ "SESSION_CREATE empty name", create_empty, EINVAL },
 	{ "SESSION_CREATE unknown flag", create_flags, EINVAL },

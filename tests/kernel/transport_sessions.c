@@ -170,6 +170,114 @@ TEST_F(life, poll_wakes_a_sleeping_reader)
 	close(fd);
 }
 
+/*
+ * A reader at a watermark is woken once per watermark's worth of records,
+ * never once per record (issue 16): a child writes 3,000 marker records of
+ * 128 bytes on CPU 0 while the parent polls at an 8 KiB watermark and
+ * drains everything after each poll().  Each arming of a ring sends at
+ * most one wake-up, and only with 8 KiB unread.  A poll() arms when it
+ * starts and again when it wakes (the kernel calls ->poll once more, with
+ * the watermark's bytes still unread: a commit before the drain may send
+ * a second wake-up for them), and each drain cycle with a wake-up read
+ * 8 KiB that came after the previous drain: at most 2 * (bytes / 8 KiB + 1)
+ * wake-ups for 3,000 records.  The counters come in both entry layouts.
+ */
+TEST_F(life, wakeups_one_per_watermark_not_per_record)
+{
+	struct ktrack_config c = { .size = sizeof(c), .buf_pages = 64, .wakeup_bytes = 8192 };
+	struct ktrack_cpu_stats_ext ext[TP_MAX_CPUS];
+	struct ktrack_cpu_stats cs[TP_MAX_CPUS];
+	struct ktrack_stats st = { .size = sizeof(st) };
+	int fd = open("/dev/ktrack", O_RDWR | O_NONBLOCK), ncpu, i, status = -1, child_done = 0;
+	__u64 wakeups = 0, written = 0, bytes = 0, got = 0;
+	struct pollfd p = { .events = POLLIN };
+	static char buf[1 << 16];
+	char text[103];
+	cpu_set_t set;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ncpu = tp_nr_cpus(fd);
+	ASSERT_LT(0, ncpu);
+	ASSERT_GE(TP_MAX_CPUS, ncpu);
+	p.fd = fd;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_SET_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_START));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* 24-byte header + 103 bytes of text + NUL: 128-byte records. */
+		memset(text, 'w', sizeof(text));
+		for (i = 0; i < 3000; i++) {
+			if (write(fd, text, sizeof(text)) != sizeof(text))
+				_exit(1);
+			if (i % 50 == 0)
+				usleep(1000);	/* let the reader sleep now and then */
+		}
+		_exit(0);
+	}
+	for (;;) {
+		ssize_t n;
+
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			got += n;
+		ASSERT_EQ(-1, n);
+		ASSERT_EQ(EAGAIN, errno);
+		if (child_done)
+			break;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			child_done = 1;	/* one last drain */
+			continue;
+		}
+		ASSERT_LE(0, poll(&p, 1, 100));
+	}
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_STOP));
+
+	memset(ext, 0xff, sizeof(ext));
+	st.nr_cpus = ncpu;
+	st.cpus_ptr = (uintptr_t)ext;
+	st.cpu_stats_size = sizeof(ext[0]);
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_GET_STATS, &st));
+	for (i = 0; i < ncpu; i++) {
+		wakeups += ext[i].wakeups;
+		written += ext[i].s.written;
+		bytes += ext[i].s.bytes;
+	}
+	EXPECT_EQ(3000, written);
+	EXPECT_EQ(3000 * 128, bytes);
+	EXPECT_EQ(bytes, got);
+	TH_LOG("%llu wake-ups for %llu records (%llu bytes) at an 8 KiB watermark",
+	       (unsigned long long)wakeups, (unsigned long long)written, (unsigned long long)bytes);
+	EXPECT_LE(1, wakeups);
+	EXPECT_GE(2 * (bytes / 8192 + 1), wakeups);
+
+	/* Without cpu_stats_size: the first struct's stride, as built. */
+	ASSERT_EQ(0, tp_stats(fd, cs, ncpu, NULL));
+	for (i = 0; i < ncpu; i++) {
+		EXPECT_EQ(i, cs[i].cpu);
+		EXPECT_EQ(ext[i].s.written, cs[i].written);
+		EXPECT_EQ(ext[i].s.bytes, cs[i].bytes);
+	}
+	/* A larger entry: the tail past the kernel's struct is zeroed. */
+	{
+		__u64 big[TP_MAX_CPUS][12];
+
+		memset(big, 0xff, sizeof(big));
+		st.cpus_ptr = (uintptr_t)big;
+		st.cpu_stats_size = sizeof(big[0]);
+		ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_GET_STATS, &st));
+		for (i = 0; i < ncpu; i++) {
+			EXPECT_EQ(ext[i].wakeups, big[i][8]);
+			EXPECT_EQ(0, big[i][9] | big[i][10] | big[i][11]);
+		}
+	}
+	close(fd);
+}
+
 TEST_F(life, pid_and_cpu_filters)
 {
 	struct ktrack_config c = { .size = sizeof(c), .buf_pages = 4, .nr_pids = 1,

@@ -262,11 +262,13 @@ static int op_set_config(struct rng *r, int fd)
 
 static int op_stats(struct rng *r, int fd)
 {
-	static struct ktrack_cpu_stats cs[512];
+	static char cs[512 * 256];	/* 512 entries of the largest size */
 	struct ktrack_stats st = { .size = sizeof(st) };
 
 	st.nr_cpus = chance(r, 80) ? below(r, 8) : (uint32_t)rnd(r);
 	st.cpus_ptr = (uintptr_t)mutate_ptr(r, cs, sizeof(cs));
+	if (chance(r, 30))	/* entry sizes: the ext struct, or any (EINVAL unless 64..256 by 8) */
+		st.cpu_stats_size = chance(r, 50) ? sizeof(struct ktrack_cpu_stats_ext) : below(r, 300);
 	if (st.nr_cpus > 512 && chance(r, 50))
 		st.nr_cpus = 512;
 	return send_mutated(r, fd, KTRACK_IOC_GET_STATS, &st, sizeof(st), 4);

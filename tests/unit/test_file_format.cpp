@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -85,7 +87,7 @@ class TraceFile : public ::testing::Test {
 
   // Writes 'n' test_seq records on 4 CPUs, drained CPU by CPU in rounds
   // (the way the recorder sees them), plus a marker and a probe record.
-  fs::path make_file(size_t n, size_t per_round = 50) {
+  fs::path make_file(size_t n, size_t per_round = 50, bool compress = true) {
     fs::path p = dir_ / "t.ktrack";
     SchemaRegistry reg;
     Schema s;
@@ -94,7 +96,7 @@ class TraceFile : public ::testing::Test {
     s.name = "myprobe";
     s.fields = {make_field("arg", FieldType::U32, 0)};
     reg.add(s);
-    TraceWriter w(p.string(), meta(), reg, kKallsyms);
+    TraceWriter w(p.string(), meta(), reg, kKallsyms, compress);
     w.set_comm_resolver([](uint32_t pid) -> std::optional<std::string> {
       if (pid == 100) return "proc100";
       return std::nullopt;
@@ -365,7 +367,7 @@ TEST_F(TraceFile, WrongFormatVersionIsExplained) {
 
 // Format 1 files (IEEE CRC-32 checksums) still decode.
 TEST_F(TraceFile, VersionOneFilesStillRead) {
-  fs::path p = make_file(50);
+  fs::path p = make_file(50, 50, false);  // written as format 3: no compressed chunks
   uint64_t expected = 0;
   {
     TraceReader r(p.string());
@@ -380,7 +382,7 @@ TEST_F(TraceFile, VersionOneFilesStillRead) {
     std::memcpy(&h, data.data() + pos, sizeof(h));
     std::string payload = data.substr(pos + sizeof(h), h.len);
     if (h.type == static_cast<uint32_t>(ChunkType::Meta)) {
-      size_t at = payload.find(fmt::format("format_version={}", kTraceFormatVersion));
+      size_t at = payload.find(fmt::format("format_version={}", kTraceFormatNoLz4));
       ASSERT_NE(at, std::string::npos);
       payload[at + 15] = '1';
     }
@@ -404,6 +406,206 @@ TEST_F(TraceFile, VersionOneFilesStillRead) {
   std::memcpy(mixed.data() + 8, &h, sizeof(h));
   write_file(p, mixed);
   EXPECT_THROW(TraceReader r2(p.string()), Error);
+}
+
+namespace {
+
+// Chunk types of a file, in order, and the file rebuilt with 'edit'
+// applied to each chunk's (type, payload), checksums redone.
+std::vector<uint32_t> chunk_types(const std::string &data) {
+  std::vector<uint32_t> types;
+  for (size_t pos = 8; pos + sizeof(ChunkHeader) <= data.size();) {
+    ChunkHeader h;
+    std::memcpy(&h, data.data() + pos, sizeof(h));
+    types.push_back(h.type);
+    pos += sizeof(h) + h.len;
+  }
+  return types;
+}
+
+template <typename Edit>
+std::string rebuild(const std::string &data, Edit edit) {
+  std::string out = data.substr(0, 8);
+  for (size_t pos = 8; pos + sizeof(ChunkHeader) <= data.size();) {
+    ChunkHeader h;
+    std::memcpy(&h, data.data() + pos, sizeof(h));
+    std::string payload = data.substr(pos + sizeof(h), h.len);
+    pos += sizeof(h) + h.len;
+    edit(h.type, payload);
+    h.len = payload.size();
+    h.crc = crc32c(0, payload.data(), payload.size());
+    out.append(reinterpret_cast<const char *>(&h), sizeof(h));
+    out += payload;
+  }
+  return out;
+}
+
+// Every event of a file as report's text, with its symbols and comms.
+std::string decode_all(const fs::path &p) {
+  TraceReader r(p.string());
+  FormatOptions opt{&r.symbols()};
+  fmt::memory_buffer out;
+  Event ev;
+  while (r.next(ev)) format_text(ev, opt, out);
+  return fmt::to_string(out);
+}
+
+constexpr uint32_t kLz4 = static_cast<uint32_t>(ChunkType::RecordsLz4);
+constexpr uint32_t kPlain = static_cast<uint32_t>(ChunkType::Records);
+
+}  // namespace
+
+// Record chunks are LZ4-compressed by default and decode to exactly the
+// events of the same file written uncompressed.
+TEST_F(TraceFile, CompressedRecordsDecodeAsUncompressed) {
+  fs::path packed = dir_ / "packed.ktrack";
+  fs::rename(make_file(20000, 2000, true), packed);
+  fs::path plain = make_file(20000, 2000, false);
+  std::string a = read_file(packed), b = read_file(plain);
+  auto ta = chunk_types(a), tb = chunk_types(b);
+  EXPECT_GT(std::count(ta.begin(), ta.end(), kLz4), 5);
+  EXPECT_EQ(std::count(tb.begin(), tb.end(), kLz4), 0);
+  EXPECT_LT(a.size() * 3, b.size()) << "compressed " << a.size() << " plain " << b.size();
+  // The uncompressed file is format 3, which older readers take.
+  EXPECT_NE(a.find(fmt::format("format_version={}\n", kTraceFormatVersion)), std::string::npos);
+  EXPECT_NE(b.find(fmt::format("format_version={}\n", kTraceFormatNoLz4)), std::string::npos);
+  std::string da = decode_all(packed);
+  EXPECT_EQ(da, decode_all(plain));
+  EXPECT_EQ(std::count(da.begin(), da.end(), '\n'), 20002);
+}
+
+// Records that do not compress by 1/8 are stored as they are.
+TEST_F(TraceFile, IncompressibleRecordsStayPlain) {
+  fs::path p = dir_ / "noise.ktrack";
+  {
+    TraceWriter w(p.string(), meta(), SchemaRegistry(), "");
+    std::mt19937_64 rng(3);
+    std::vector<uint8_t> recs;
+    for (int i = 0; i < 2000; i++) {
+      std::string payload(200, '\0');  // the headers compress, the payload does not
+      for (auto &c : payload) c = static_cast<char>(rng());
+      append_record(recs, hdr(KTRACK_REC_MARKER, 0, 1000 + static_cast<uint64_t>(i), 1, 1), payload);
+    }
+    w.write_records(recs);
+    w.finish();
+    EXPECT_EQ(w.record_bytes_stored(), w.record_bytes_raw());
+  }
+  auto types = chunk_types(read_file(p));
+  EXPECT_EQ(std::count(types.begin(), types.end(), kLz4), 0);
+  EXPECT_EQ(std::count(types.begin(), types.end(), kPlain), 1);
+  TraceReader r(p.string());
+  Event ev;
+  int n = 0;
+  while (r.next(ev)) n++;
+  EXPECT_EQ(n, 2000);
+}
+
+// A compressed chunk whose checksum matches but whose contents do not
+// decompress to the length it claims is corruption, reported after the
+// events before it; so is one in a file of format 3, which has none.
+TEST_F(TraceFile, DamagedCompressedChunkIsAnErrorNotACrash) {
+  std::string data = read_file(make_file(4000, 1000, true));
+  struct Case {
+    const char *what;
+    std::function<void(std::string &)> damage;
+    const char *says;
+  };
+  std::vector<Case> cases = {
+      {"length too large", [](std::string &p) { p[0] = static_cast<char>(p[0] + 1); }, "does not decompress"},
+      {"length too small", [](std::string &p) { p[0] = static_cast<char>(p[0] - 8); }, "does not decompress"},
+      {"length absurd", [](std::string &p) { p[7] = 0x40; }, "implausible size"},
+      {"length past the cap",
+       [](std::string &p) {
+         p[2] = 0x01;
+         p[3] = 0x01;
+       },
+       "implausible size"},
+      {"length zero", [](std::string &p) { std::memset(p.data(), 0, 8); }, "implausible size"},
+      {"stream cut", [](std::string &p) { p.resize(p.size() / 2); }, "does not decompress"},
+      {"only the length", [](std::string &p) { p.resize(8); }, "implausible size"},
+      {"garbage", [](std::string &p) { std::fill(p.begin() + 8, p.end(), '\xff'); }, "does not decompress"},
+  };
+  for (const Case &c : cases) {
+    int seen = 0;
+    std::string bad = rebuild(data, [&](uint32_t type, std::string &payload) {
+      if (type == kLz4 && ++seen == 2) c.damage(payload);
+    });
+    ASSERT_EQ(seen, 4) << c.what;
+    fs::path t = dir_ / "bad";
+    write_file(t, bad);
+    TraceReader r(t.string());
+    Event ev;
+    uint64_t n = 0;
+    try {
+      while (r.next(ev)) n++;
+      ADD_FAILURE() << c.what << ": no error";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.what << ": " << e.what();
+    }
+    EXPECT_GE(n, 1000u) << c.what;  // the first chunk's events came out
+    EXPECT_LT(n, 4000u) << c.what;
+  }
+  // Format 3 with a compressed chunk: a damaged file.
+  std::string v3 = rebuild(data, [](uint32_t type, std::string &payload) {
+    if (type != static_cast<uint32_t>(ChunkType::Meta)) return;
+    size_t at = payload.find(fmt::format("format_version={}", kTraceFormatVersion));
+    payload[at + 15] = '3';
+  });
+  fs::path t = dir_ / "v3";
+  write_file(t, v3);
+  TraceReader r(t.string());
+  Event ev;
+  EXPECT_THROW(
+      {
+        while (r.next(ev)) {
+        }
+      },
+      Error);
+}
+
+// A compressed chunk can stand for 255 times its size: a record that must
+// wait (its timestamp is the latest) keeps its whole decompressed buffer.
+// The reader's window counts those buffers, so a short crafted file of
+// such chunks cannot make it hold more than the window: it reads on in
+// order per CPU instead.
+TEST_F(TraceFile, PendingRecordsInCompressedChunksDoNotPinMemory) {
+  fs::path p = dir_ / "pinned.ktrack";
+  constexpr int kChunks = 64;
+  {
+    TraceWriter w(p.string(), meta(), SchemaRegistry(), "");
+    uint64_t t = 1000;
+    for (int c = 0; c < kChunks; c++) {
+      std::vector<uint8_t> recs;
+      std::string payload(4000, 'x');
+      for (int i = 0; i < 250; i++) append_record(recs, hdr(KTRACK_REC_MARKER, 0, t++, 1, 1), payload);
+      append_record(recs, hdr(KTRACK_REC_MARKER, 1, (1ull << 60) + static_cast<uint64_t>(c), 1, 1),
+                    std::string_view("late\0\0\0\0", 8));
+      w.write_records(recs);
+      w.flush();
+    }
+    w.finish();
+    EXPECT_LT(w.record_bytes_stored() * 50, w.record_bytes_raw());
+  }
+  ASSERT_LT(fs::file_size(p), 1u << 20);  // 64 MiB of records in under a MiB
+  TraceReader r(p.string(), 4u << 20);
+  std::span<const uint8_t> rec;
+  uint64_t n = 0, late = 0, last_cpu1 = 0;
+  size_t most = 0;
+  while (r.next_raw(rec)) {
+    n++;
+    ktrack_rec_hdr h;
+    std::memcpy(&h, rec.data(), sizeof(h));
+    if (h.cpu == 1) {
+      EXPECT_GT(h.ts, last_cpu1);  // each CPU's order is kept
+      last_cpu1 = h.ts;
+      late++;
+    }
+    most = std::max(most, r.held_bytes());
+  }
+  EXPECT_EQ(n, kChunks * 251u);
+  EXPECT_EQ(late, static_cast<uint64_t>(kChunks));
+  // The window and one chunk's buffer (plus a block's rounding), not 64 MiB.
+  EXPECT_LE(most, (4u << 20) + 2 * RecordMerger::kBlockSize) << most;
 }
 
 TEST_F(TraceFile, RawStreamDecodesAndMerges) {

@@ -108,7 +108,10 @@ constexpr Pinned kLayout[] = {
     {"ktrack_stats.nr_cpus", offsetof(struct ktrack_stats, nr_cpus), 4},
     {"ktrack_stats.cpus_ptr", offsetof(struct ktrack_stats, cpus_ptr), 8},
     {"ktrack_stats.state", offsetof(struct ktrack_stats, state), 16},
-    {"ktrack_stats.__pad", offsetof(struct ktrack_stats, __pad), 20},
+    {"ktrack_stats.cpu_stats_size", offsetof(struct ktrack_stats, cpu_stats_size), 20},
+    {"sizeof ktrack_cpu_stats_ext", sizeof(struct ktrack_cpu_stats_ext), 72},
+    {"ktrack_cpu_stats_ext.s", offsetof(struct ktrack_cpu_stats_ext, s), 0},
+    {"ktrack_cpu_stats_ext.wakeups", offsetof(struct ktrack_cpu_stats_ext, wakeups), 64},
     {"sizeof ktrack_session_req", sizeof(struct ktrack_session_req), 40},
     {"ktrack_session_req.size", offsetof(struct ktrack_session_req, size), 0},
     {"ktrack_session_req.flags", offsetof(struct ktrack_session_req, flags), 4},
@@ -317,7 +320,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 286u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 289u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

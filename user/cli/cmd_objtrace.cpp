@@ -40,6 +40,7 @@ struct ObjtraceOpts {
   std::string follow;
   uint32_t buf_pages = 1024;
   std::string output;
+  bool no_compress = false;
   std::vector<std::string> command;
 };
 
@@ -124,6 +125,7 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
   cmd->add_flag("--json", o->json, "Print the lives as JSON");
   cmd->add_flag("--stats", o->stats, "Print the tracker's counters to stderr at the end");
   cmd->add_option("-o,--output", o->output, "Write a trace file (read it with 'ktrackctl report --objects')");
+  cmd->add_flag("--no-compress", o->no_compress, "With -o: store records uncompressed (trace format 3)");
   cmd->add_option("command", o->command, "Command to run while tracking (after --)");
   cmd->footer(
       "Tracks objects from the sources, hooks the functions, runs COMMAND (or waits for\n"
@@ -145,6 +147,7 @@ const Command objtrace_cmd(40, [](CLI::App &app) {
     ro.use_btf = !o->no_btf;
     ro.buf_pages = o->buf_pages;
     ro.output = o->output;
+    ro.compress = !o->no_compress;
     ktrack::ObjtraceRun run(build_config(*o), ro);
     if (!run.note().empty()) fmt::print(stderr, "{}\n", run.note());
     int status = 0;

@@ -112,6 +112,7 @@ struct RecordOpts {
   CaptureFlags flags;
   std::string output;
   bool quiet = false;
+  bool no_compress = false;
 };
 
 const Command record_cmd(31, [](CLI::App &app) {
@@ -120,12 +121,16 @@ const Command record_cmd(31, [](CLI::App &app) {
   add_capture_flags(cmd, o->flags);
   cmd->add_option("-o,--output", o->output, "File to write (- for stdout)")->required();
   cmd->add_flag("-q,--quiet", o->quiet, "No status line and no summary");
+  cmd->add_flag("--no-compress", o->no_compress,
+                "Store records as the rings gave them, in trace format 3 for older ktrackctl (default: "
+                "LZ4-compressed where that saves space)");
   cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
   cmd->footer(
       "The file holds the records plus what decoding needs on another machine: record\n"
       "schemas (probes included), CPU count, clock, kernel release, hostname, process\n"
-      "names and the kallsyms lines that name its records' addresses.  Decode it with\n"
-      "'ktrackctl report FILE'.\n"
+      "names and the kallsyms lines that name its records' addresses; records are\n"
+      "LZ4-compressed in 1 MiB chunks where that saves space (--no-compress: not).\n"
+      "Decode it with 'ktrackctl report FILE'.\n"
       "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
       "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"
       "bytes, lost and rates.\n"
@@ -145,7 +150,7 @@ const Command record_cmd(31, [](CLI::App &app) {
     ktrack::StopSignals signals;
     const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
     ktrack::Capture cap(o->cap);
-    ktrack::Recorder writer(cap, o->output, kallsyms);
+    ktrack::Recorder writer(cap, o->output, kallsyms, !o->no_compress);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;
@@ -168,8 +173,15 @@ const Command record_cmd(31, [](CLI::App &app) {
     writer.finish();
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {
-      fmt::print(stderr, "recorded {} events ({}), {} lost, in {:.1f} s to {}\n", writer.records(),
-                 ktrack::human_bytes(writer.bytes_written()), writer.lost(), cap.status().seconds, o->output);
+      const ktrack::TraceWriter &f = writer.file();
+      std::string packed;
+      if (f.record_bytes_stored() && f.record_bytes_stored() < f.record_bytes_raw())
+        packed =
+            fmt::format(", records compressed {:.1f}x", static_cast<double>(f.record_bytes_raw()) /
+                                                            static_cast<double>(f.record_bytes_stored()));
+      fmt::print(stderr, "recorded {} events ({}{}), {} lost, in {:.1f} s to {}\n", writer.records(),
+                 ktrack::human_bytes(writer.bytes_written()), packed, writer.lost(), cap.status().seconds,
+                 o->output);
       if (cap.status().after_count)
         fmt::print(stderr, "--count reached: {} more records produced before the stop were not written\n",
                    cap.status().after_count);

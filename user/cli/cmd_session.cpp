@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 
 #include "command.hpp"
 #include "device/session.hpp"
@@ -127,7 +128,8 @@ const Command stats_cmd(36, [](CLI::App &app) {
   cmd->footer(
       "Columns: records written to the ring, dropped because it was full (discard mode)\n"
       "or too big, overwritten before being read (overwrite mode), bytes written, records\n"
-      "consumed through read(), records rejected by the pid/CPU filters.\n"
+      "consumed through read(), records rejected by the pid/CPU filters, wake-ups sent to\n"
+      "readers (one per watermark of records a reader waits for, not one per record).\n"
       "Examples:\n  sudo ktrackctl stats -s web\n  sudo ktrackctl stats --json");
   cmd->callback([o] {
     ktrack::Session s = ktrack::Session::attach(o->session);
@@ -138,36 +140,43 @@ const Command stats_cmd(36, [](CLI::App &app) {
       fmt::format_to(std::back_inserter(b), "{{\"session\":");
       ktrack::json_escape(b, o->session);
       fmt::format_to(std::back_inserter(b), ",\"state\":\"{}\",\"cpus\":[", ktrack::state_name(st.state));
-      auto one = [&](const ktrack_cpu_stats &c) {
+      auto one = [&](const ktrack_cpu_stats &c, std::optional<uint64_t> wakeups) {
         fmt::format_to(std::back_inserter(b),
                        "\"written\":{},\"lost_full\":{},\"lost_too_big\":{},\"lost\":{},\"overwritten\":{},"
-                       "\"bytes\":{},\"read\":{},\"filtered\":{}}}",
+                       "\"bytes\":{},\"read\":{},\"filtered\":{}",
                        c.written, c.lost_full, c.lost_too_big, c.lost_full + c.lost_too_big, c.overwritten,
                        c.bytes, c.read, c.filtered);
+        if (wakeups) fmt::format_to(std::back_inserter(b), ",\"wakeups\":{}", *wakeups);
+        b.push_back('}');
       };
-      bool first = true;
-      for (const auto &c : st.cpus) {
-        if (!first) b.push_back(',');
-        first = false;
+      const bool has_wakeups = !st.wakeups.empty();
+      for (size_t i = 0; i < st.cpus.size(); i++) {
+        const auto &c = st.cpus[i];
+        if (i) b.push_back(',');
         fmt::format_to(std::back_inserter(b), "{{\"cpu\":{},\"online\":{},", c.cpu,
                        c.online ? "true" : "false");
-        one(c);
+        one(c, has_wakeups ? std::optional<uint64_t>(st.wakeups[i]) : std::nullopt);
       }
       fmt::format_to(std::back_inserter(b), "],\"total\":{{");
-      one(t);
+      one(t, has_wakeups ? std::optional<uint64_t>(st.total_wakeups()) : std::nullopt);
       fmt::format_to(std::back_inserter(b), "}}\n");
       fmt::print("{}", fmt::to_string(b));
       return;
     }
     fmt::print("session '{}': {}\n", o->session, ktrack::state_name(st.state));
-    fmt::print("{:>5} {:>12} {:>10} {:>8} {:>12} {:>14} {:>12} {:>10}\n", "CPU", "WRITTEN", "LOST_FULL",
-               "TOO_BIG", "OVERWRITTEN", "BYTES", "READ", "FILTERED");
-    auto row = [](std::string_view label, const ktrack_cpu_stats &c) {
-      fmt::print("{:>5} {:>12} {:>10} {:>8} {:>12} {:>14} {:>12} {:>10}\n", label, c.written, c.lost_full,
-                 c.lost_too_big, c.overwritten, c.bytes, c.read, c.filtered);
+    const bool has_wakeups = !st.wakeups.empty();
+    fmt::print("{:>5} {:>12} {:>10} {:>8} {:>12} {:>14} {:>12} {:>10}{}\n", "CPU", "WRITTEN", "LOST_FULL",
+               "TOO_BIG", "OVERWRITTEN", "BYTES", "READ", "FILTERED", has_wakeups ? "    WAKEUPS" : "");
+    auto row = [&](std::string_view label, const ktrack_cpu_stats &c, uint64_t wakeups) {
+      fmt::print("{:>5} {:>12} {:>10} {:>8} {:>12} {:>14} {:>12} {:>10}{}\n", label, c.written, c.lost_full,
+                 c.lost_too_big, c.overwritten, c.bytes, c.read, c.filtered,
+                 has_wakeups ? fmt::format(" {:>10}", wakeups) : "");
     };
-    for (const auto &c : st.cpus) row(std::to_string(c.cpu) + (c.online ? "" : "*"), c);
-    row("total", t);
+    for (size_t i = 0; i < st.cpus.size(); i++) {
+      const auto &c = st.cpus[i];
+      row(std::to_string(c.cpu) + (c.online ? "" : "*"), c, has_wakeups ? st.wakeups[i] : 0);
+    }
+    row("total", t, st.total_wakeups());
   });
 });
 

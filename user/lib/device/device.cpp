@@ -30,6 +30,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_EVENT_PROBE, "event-probe"},
       {KTRACK_FEAT_EVENT_BY_NAME, "event-by-name"},
       {KTRACK_FEAT_LINKED_STACK, "linked-stack"},
+      {KTRACK_FEAT_STATS_WAKEUPS, "stats-wakeups"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

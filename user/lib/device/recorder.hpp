@@ -17,7 +17,8 @@ class Recorder {
  public:
   // Writes the header at once.  'kallsyms' is the symbol snapshot taken
   // before the capture armed its probes (host/kallsyms.hpp).
-  Recorder(Capture &cap, const std::string &path, std::string_view kallsyms);
+  // 'compress': record chunks LZ4-compressed where that pays (format 4).
+  Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, bool compress = true);
 
   void write(std::span<const uint8_t> records) { writer_.write_records(records); }
   // After Capture::run(): the per-CPU totals, then the file is closed.
@@ -26,6 +27,7 @@ class Recorder {
   uint64_t records() const { return writer_.records(); }
   uint64_t bytes_written() const { return writer_.bytes_written(); }
   uint64_t lost() const { return writer_.lost(); }
+  const TraceWriter &file() const { return writer_; }
 
  private:
   Capture &cap_;

@@ -26,6 +26,12 @@ ktrack_cpu_stats SessionStats::total() const {
   return t;
 }
 
+uint64_t SessionStats::total_wakeups() const {
+  uint64_t t = 0;
+  for (uint64_t w : wakeups) t += w;
+  return t;
+}
+
 const char *state_name(uint32_t state) {
   switch (state) {
     case KTRACK_STATE_IDLE:
@@ -251,19 +257,35 @@ void Session::flush() {
 
 SessionStats Session::stats() const {
   SessionStats st;
+  // The extended entries when the module has them, else the first struct.
+  const bool ext = dev_.version().features & KTRACK_FEAT_STATS_WAKEUPS;
+  std::vector<ktrack_cpu_stats_ext> buf;
   for (;;) {
     ktrack_stats s{};
     s.size = sizeof(s);
-    s.nr_cpus = static_cast<uint32_t>(st.cpus.size());
-    s.cpus_ptr = reinterpret_cast<uintptr_t>(st.cpus.data());
+    s.nr_cpus = static_cast<uint32_t>(ext ? buf.size() : st.cpus.size());
+    s.cpus_ptr = ext ? reinterpret_cast<uintptr_t>(buf.data()) : reinterpret_cast<uintptr_t>(st.cpus.data());
+    s.cpu_stats_size = ext ? sizeof(ktrack_cpu_stats_ext) : 0;
     int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
     if (rc < 0) throw SysError("read the session statistics", -rc);
     st.state = s.state;
-    if (s.nr_cpus <= st.cpus.size()) {
-      st.cpus.resize(s.nr_cpus);
+    size_t had = ext ? buf.size() : st.cpus.size();
+    if (s.nr_cpus <= had) {
+      if (ext) {
+        st.cpus.clear();
+        for (uint32_t i = 0; i < s.nr_cpus; i++) {
+          st.cpus.push_back(buf[i].s);
+          st.wakeups.push_back(buf[i].wakeups);
+        }
+      } else {
+        st.cpus.resize(s.nr_cpus);
+      }
       return st;
     }
-    st.cpus.resize(s.nr_cpus);
+    if (ext)
+      buf.resize(s.nr_cpus);
+    else
+      st.cpus.resize(s.nr_cpus);
   }
 }
 

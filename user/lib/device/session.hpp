@@ -30,6 +30,10 @@ struct SessionStats {
   uint32_t state = KTRACK_STATE_IDLE;  // KTRACK_STATE_*
   std::vector<ktrack_cpu_stats> cpus;
   ktrack_cpu_stats total() const;  // sum over cpus (cpu = UINT32_MAX)
+  // Wake-ups sent to sleeping readers, per CPU as 'cpus' (empty: the
+  // module predates KTRACK_FEAT_STATS_WAKEUPS).
+  std::vector<uint64_t> wakeups;
+  uint64_t total_wakeups() const;
 };
 
 // One entry of Session::list().

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "util/error.hpp"
 
@@ -14,16 +15,24 @@ namespace {
 
 using Buf = fmt::memory_buffer;
 
-inline void put(Buf &out, std::string_view s) { out.append(s); }
+// One resize and one memcpy: fmt's append() copies in a loop of capacity
+// checks, which a line of a dozen short pieces pays a dozen times.
+inline void put_raw(Buf &out, const char *p, size_t n) {
+  size_t at = out.size();
+  out.resize(at + n);
+  std::memcpy(out.data() + at, p, n);
+}
+
+inline void put(Buf &out, std::string_view s) { put_raw(out, s.data(), s.size()); }
 
 inline void put_u(Buf &out, uint64_t v) {
   fmt::format_int f(v);
-  out.append(f.data(), f.data() + f.size());
+  put_raw(out, f.data(), f.size());
 }
 
 inline void put_s(Buf &out, int64_t v) {
   fmt::format_int f(v);
-  out.append(f.data(), f.data() + f.size());
+  put_raw(out, f.data(), f.size());
 }
 
 inline void put_hex(Buf &out, uint64_t v) {
@@ -35,7 +44,7 @@ inline void put_hex(Buf &out, uint64_t v) {
   } while (v);
   *--p = 'x';
   *--p = '0';
-  out.append(p, end);
+  put_raw(out, p, static_cast<size_t>(end - p));
 }
 
 // Zero-padded decimal of exactly 'width' digits (v < 10^width).
@@ -45,11 +54,13 @@ inline void put_u_padded(Buf &out, uint64_t v, int width) {
     tmp[i] = static_cast<char>('0' + v % 10);
     v /= 10;
   }
-  out.append(tmp, tmp + width);
+  put_raw(out, tmp, static_cast<size_t>(width));
 }
 
 inline void pad(Buf &out, size_t n) {
-  for (size_t i = 0; i < n; i++) out.push_back(' ');
+  size_t at = out.size();
+  out.resize(at + n);
+  std::memset(out.data() + at, ' ', n);
 }
 
 const EnumName *enum_name(const FieldDesc &d, uint64_t v) {

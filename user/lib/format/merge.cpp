@@ -35,6 +35,8 @@ RecordMerger::Block *RecordMerger::new_block() {
 
 void RecordMerger::release(Block *b) {
   if (!b || b->live != 0 || b == current_ || b == popped_from_) return;
+  held_ -= b->held;
+  b->held = 0;
   recycle(std::move(b->data));
   b->data = ByteBuffer();
   free_.push_back(b);
@@ -69,6 +71,8 @@ void RecordMerger::push(std::span<const uint8_t> rec) {
     current_ = new_block();
     current_->data = take_buffer();
     if (current_->data.capacity() < kBlockSize) current_->data.reserve(kBlockSize);
+    current_->held = current_->data.capacity();
+    held_ += current_->held;
     release(old);
   }
   uint32_t off = static_cast<uint32_t>(current_->data.size());
@@ -86,6 +90,8 @@ ByteBuffer RecordMerger::take_buffer() {
 void RecordMerger::push_buffer(ByteBuffer &&buf) {
   Block *b = new_block();
   b->data = std::move(buf);
+  b->held = b->data.capacity();
+  held_ += b->held;
   size_t off = 0;
   while (off + sizeof(ktrack_rec_hdr) <= b->data.size()) {
     uint16_t len;

@@ -58,6 +58,11 @@ class RecordMerger {
   // The next record in merged order; false when empty.
   bool pop(std::span<const uint8_t> &out);
   size_t buffered_bytes() const { return buffered_; }
+  // Bytes of the buffers that hold records not popped yet: what the merger
+  // keeps in memory.  A single pending record keeps its whole buffer (a
+  // decompressed chunk can be hundreds of times the bytes it was read
+  // from), so readers bound their window by this, not by the records.
+  size_t held_bytes() const { return held_; }
   bool empty() const { return heap_.empty() && !has_hot_; }
   // Gives an emptied buffer back for take_buffer() to hand out again.
   void recycle(ByteBuffer &&buf);
@@ -69,6 +74,7 @@ class RecordMerger {
   struct Block {
     ByteBuffer data;
     size_t live = 0;  // records not popped yet
+    size_t held = 0;  // data's capacity, counted in held_ until released
   };
   struct Ref {
     Block *block;
@@ -119,6 +125,7 @@ class RecordMerger {
   Block *popped_from_ = nullptr;  // holds the last pop()'s bytes
   uint64_t seq_ = 0;
   size_t buffered_ = 0;
+  size_t held_ = 0;
 };
 
 }  // namespace ktrack

@@ -169,7 +169,7 @@ std::map<std::string, std::string> parse_kv(std::string_view text) {
   return kv;
 }
 
-std::string TraceMeta::to_text() const {
+std::string TraceMeta::to_text(uint32_t format_version) const {
   auto clean = [](std::string s) {
     for (auto &c : s)
       if (c == '\n') c = ' ';
@@ -177,7 +177,7 @@ std::string TraceMeta::to_text() const {
   };
   std::string out = fmt::format(
       "format_version={}\nabi_version={}\nnr_cpus={}\nclock={}\nkernel_release={}\nhostname={}\nsession={}\n",
-      kTraceFormatVersion, abi_version, nr_cpus, clean(clock), clean(kernel_release), clean(hostname),
+      format_version, abi_version, nr_cpus, clean(clock), clean(kernel_release), clean(hostname),
       clean(session));
   for (const auto &[k, v] : extra) out += fmt::format("{}={}\n", clean(k), clean(v));
   return out;

@@ -18,8 +18,15 @@
 //   COMMS    "pid comm" lines, written before the records that need them
 //   RECORDS  raw records (struct ktrack_rec_hdr + payload), any CPUs, each
 //            CPU's records in ring order
+//   RECORDS_LZ4 (format 4) the same, compressed: a u64 (little endian) of
+//            the uncompressed length, then one LZ4 block.  Written when it
+//            saves at least 1/8 (records of one workload repeat their ip,
+//            task and args: 4-11x smaller); at most kMaxRecordsRaw bytes
+//            uncompressed.  Decompressing costs a reader about what copying
+//            the bytes from the page cache costs
 //   END      "key=value" totals (events, bytes, lost, per-CPU stats)
-// Unknown chunk types are skipped, so new ones can be added compatibly.
+// A chunk type the file's format version does not have is corruption: a
+// new type comes with a new version, which older readers refuse by name.
 //
 // TraceReader also accepts the raw stream `cat /dev/ktrack > FILE` produces
 // (records back to back, no magic): built-in schemas, no symbols/comms.
@@ -47,10 +54,18 @@
 namespace ktrack {
 
 inline constexpr char kTraceMagic[8] = {'K', 'T', 'R', 'A', 'C', 'K', 'F', '1'};
-inline constexpr uint32_t kTraceFormatVersion = 3;
+inline constexpr uint32_t kTraceFormatVersion = 4;
 inline constexpr uint32_t kTraceFormatOldest = 1;  // oldest version read
 
-enum class ChunkType : uint32_t { Meta = 1, Schemas = 2, Ksyms = 3, Comms = 4, Records = 5, End = 6 };
+enum class ChunkType : uint32_t {
+  Meta = 1,
+  Schemas = 2,
+  Ksyms = 3,
+  Comms = 4,
+  Records = 5,
+  End = 6,
+  RecordsLz4 = 7,
+};
 
 struct ChunkHeader {
   uint32_t type;
@@ -60,6 +75,13 @@ struct ChunkHeader {
 static_assert(sizeof(ChunkHeader) == 16);
 
 inline constexpr uint64_t kMaxChunk = 256ull << 20;
+// The uncompressed size of one RECORDS_LZ4 chunk at most (writers flush at
+// 1 MiB): LZ4 expands up to 255 times, so this bounds what a short file can
+// make a reader allocate.
+inline constexpr uint64_t kMaxRecordsRaw = 16ull << 20;
+// Format 4 adds RECORDS_LZ4; a file with none is written as format 3, which
+// older readers take.
+inline constexpr uint32_t kTraceFormatNoLz4 = 3;
 
 uint32_t crc32(uint32_t crc, const void *data, size_t len);   // IEEE (format 1)
 uint32_t crc32c(uint32_t crc, const void *data, size_t len);  // Castagnoli (format 2)
@@ -75,7 +97,8 @@ struct TraceMeta {
   std::string hostname;
   std::string session;                       // session name, empty for anonymous
   std::map<std::string, std::string> extra;  // more key=value pairs
-  std::string to_text() const;
+  // The META chunk's text; 'format_version' is what the file is written as.
+  std::string to_text(uint32_t format_version = kTraceFormatVersion) const;
 };
 
 // Streams records into a trace file.  Memory: one chunk (1 MiB), the comm
@@ -87,8 +110,10 @@ class TraceWriter {
   // (may be empty): the file keeps the lines that name the addresses its
   // records hold (probe ip and parent_ip, every field of type symbol,
   // stacks).  The header chunks are written immediately.
+  // 'compress': record chunks LZ4-compressed where that saves an eighth
+  // (format 4), or never (format 3, as older readers take).
   TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
-              std::string_view kallsyms);
+              std::string_view kallsyms, bool compress = true);
   ~TraceWriter();
   TraceWriter(const TraceWriter &) = delete;
   TraceWriter &operator=(const TraceWriter &) = delete;
@@ -108,6 +133,9 @@ class TraceWriter {
 
   uint64_t records() const { return records_; }
   uint64_t bytes_written() const { return bytes_; }
+  // Record bytes before compression, and as stored (chunk payloads).
+  uint64_t record_bytes_raw() const { return rec_raw_; }
+  uint64_t record_bytes_stored() const { return rec_stored_; }
   uint64_t lost() const { return lost_; }  // sum of LOST record counts
   // Symbol lines stored so far, of the snapshot's.
   size_t symbols_kept() const { return subset_ ? subset_->kept() : 0; }
@@ -116,6 +144,7 @@ class TraceWriter {
  private:
   void write_chunk(ChunkType type, std::span<const uint8_t> payload);
   void write_chunk(ChunkType type, std::string_view payload);
+  void write_record_chunk();
   void note_pid(uint32_t pid);
   void note_symbols(std::span<const uint8_t> rec);
   void write_all(const void *p, size_t n);
@@ -125,6 +154,9 @@ class TraceWriter {
   bool finished_ = false;
   std::string path_;
   std::vector<uint8_t> chunk_;
+  std::vector<uint8_t> packed_;  // compression output, reused
+  bool compress_ = true;
+  uint64_t rec_raw_ = 0, rec_stored_ = 0;
   std::string pending_comms_;
   std::unordered_set<uint32_t> seen_pids_;
   uint32_t last_pid_ = ~0u;
@@ -182,6 +214,8 @@ class TraceReader {
   CommTable &comms() { return comms_; }
   uint64_t events() const { return events_; }
   uint64_t lost() const { return lost_; }  // sum of LOST record counts seen
+  // Bytes the reader holds for records not returned yet (RecordMerger).
+  size_t held_bytes() const { return merger_.held_bytes(); }
 
  private:
   void open_input();
@@ -192,7 +226,9 @@ class TraceReader {
   uint32_t checksum(const void *p, size_t n) const { return castagnoli_ ? crc32c(0, p, n) : crc32(0, p, n); }
   bool fill();  // reads one chunk / block; false at end of input
   void preload_symbols();
-  void push_records(ByteBuffer &&recs, uint64_t base_offset);
+  // 'base_offset': the file offset of the records; 'packed_at': of the
+  // compressed chunk they came from (errors name that and an offset in it).
+  void push_records(ByteBuffer &&recs, uint64_t base_offset, std::optional<uint64_t> packed_at = {});
   void fail(std::string msg);
 
   int fd_ = -1;

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <lz4.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -209,20 +210,25 @@ void TraceReader::preload_symbols() {
   if (!text.empty()) symbols_.add(std::move(text));
 }
 
-void TraceReader::push_records(ByteBuffer &&recs, uint64_t base) {
+void TraceReader::push_records(ByteBuffer &&recs, uint64_t base, std::optional<uint64_t> packed_at) {
   std::string err;
   size_t off = 0;
   std::optional<std::string> bad;
+  auto where = [&] {
+    return packed_at ? fmt::format("in the compressed chunk at byte {} ({} bytes into its records)",
+                                   *packed_at, off)
+                     : fmt::format("at byte {}", base + off);
+  };
   while (off < recs.size()) {
     uint32_t len = check_record(std::span<const uint8_t>(recs).subspan(off), &err);
     if (!len) {
-      bad = fmt::format("{} is corrupted at byte {}: {}", name_, base + off, err);
+      bad = fmt::format("{} is corrupted {}: {}", name_, where(), err);
       break;
     }
     uint16_t cpu;
     std::memcpy(&cpu, recs.data() + off + offsetof(ktrack_rec_hdr, cpu), 2);
     if (cpu >= RecordMerger::kMaxCpus) {
-      bad = fmt::format("{} is corrupted at byte {}: record claims CPU {}", name_, base + off, cpu);
+      bad = fmt::format("{} is corrupted {}: record claims CPU {}", name_, where(), cpu);
       break;
     }
     off += len;
@@ -301,7 +307,8 @@ bool TraceReader::fill() {
   // records come.
   if (h.type == static_cast<uint32_t>(ChunkType::Meta) ||
       (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_ && format_version_ < 3) ||
-      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::End)) {
+      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::RecordsLz4) ||
+      (h.type == static_cast<uint32_t>(ChunkType::RecordsLz4) && format_version_ < 4)) {
     fail(fmt::format("{} is corrupted at byte {}: unexpected chunk type {}", name_, at, h.type));
     return false;
   }
@@ -336,6 +343,29 @@ bool TraceReader::fill() {
       push_records(std::move(chunk_), at + sizeof(h));
       chunk_ = merger_.take_buffer();
       break;
+    case ChunkType::RecordsLz4: {
+      uint64_t raw = 0;
+      if (chunk_.size() > sizeof(raw)) std::memcpy(&raw, chunk_.data(), sizeof(raw));
+      if (chunk_.size() <= sizeof(raw) || raw == 0 || raw > kMaxRecordsRaw) {
+        fail(fmt::format("{} is corrupted at byte {}: compressed chunk of implausible size {}", name_, at,
+                         raw));
+        return false;
+      }
+      ByteBuffer recs = merger_.take_buffer();
+      if (recs.capacity() < raw) recs.reserve(std::max<size_t>(raw, RecordMerger::kBlockSize));
+      recs.resize(raw);
+      int n = LZ4_decompress_safe(reinterpret_cast<const char *>(chunk_.data() + sizeof(raw)),
+                                  reinterpret_cast<char *>(recs.data()),
+                                  static_cast<int>(chunk_.size() - sizeof(raw)), static_cast<int>(raw));
+      if (n < 0 || static_cast<uint64_t>(n) != raw) {
+        merger_.recycle(std::move(recs));
+        fail(fmt::format("{} is corrupted at byte {}: a compressed record chunk does not decompress", name_,
+                         at));
+        return false;
+      }
+      push_records(std::move(recs), at + sizeof(h), at);
+      break;
+    }
     case ChunkType::End:
       info_.totals = parse_kv(as_sv(chunk_));
       break;
@@ -346,7 +376,9 @@ bool TraceReader::fill() {
 }
 
 bool TraceReader::next_raw(std::span<const uint8_t> &rec) {
-  while (!eof_ && merger_.buffered_bytes() < window_) fill();
+  // The buffer of the record returned last counts until the next pop: an
+  // empty merger always reads on.
+  while (!eof_ && (merger_.empty() || merger_.held_bytes() < window_)) fill();
   if (!merger_.pop(rec)) {
     if (error_) {
       std::string e = std::move(*error_);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <lz4.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,8 +20,8 @@ namespace ktrack {
 // ---- TraceWriter ------------------------------------------------------------
 
 TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
-                         std::string_view kallsyms)
-    : path_(path), resolver_(proc_comm), schemas_(schemas) {
+                         std::string_view kallsyms, bool compress)
+    : path_(path), compress_(compress), resolver_(proc_comm), schemas_(schemas) {
   if (path == "-") {
     fd_ = STDOUT_FILENO;
   } else {
@@ -30,7 +31,7 @@ TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const S
   }
   chunk_.reserve(1 << 20);
   write_all(kTraceMagic, sizeof(kTraceMagic));
-  write_chunk(ChunkType::Meta, meta.to_text());
+  write_chunk(ChunkType::Meta, meta.to_text(compress ? kTraceFormatVersion : kTraceFormatNoLz4));
   write_chunk(ChunkType::Schemas, schemas.serialize());
   if (!kallsyms.empty()) {
     subset_ = std::make_unique<SymbolSubset>(kallsyms);
@@ -170,9 +171,31 @@ void TraceWriter::flush() {
     pending_comms_.clear();
   }
   if (!chunk_.empty()) {
-    write_chunk(ChunkType::Records, chunk_);
+    write_record_chunk();
     chunk_.clear();
   }
+}
+
+// One RECORDS chunk, or RECORDS_LZ4 when compressing saves at least 1/8.
+void TraceWriter::write_record_chunk() {
+  rec_raw_ += chunk_.size();
+  if (compress_ && chunk_.size() >= 256) {
+    int bound = LZ4_compressBound(static_cast<int>(chunk_.size()));
+    packed_.resize(sizeof(uint64_t) + static_cast<size_t>(bound));
+    uint64_t raw = chunk_.size();
+    std::memcpy(packed_.data(), &raw, sizeof(raw));
+    int n = LZ4_compress_default(reinterpret_cast<const char *>(chunk_.data()),
+                                 reinterpret_cast<char *>(packed_.data() + sizeof(raw)),
+                                 static_cast<int>(chunk_.size()), bound);
+    size_t stored = sizeof(raw) + static_cast<size_t>(n);
+    if (n > 0 && stored <= chunk_.size() - chunk_.size() / 8) {
+      write_chunk(ChunkType::RecordsLz4, std::span<const uint8_t>(packed_.data(), stored));
+      rec_stored_ += stored;
+      return;
+    }
+  }
+  write_chunk(ChunkType::Records, chunk_);
+  rec_stored_ += chunk_.size();
 }
 
 void TraceWriter::finish(std::string_view totals) {

@@ -46,7 +46,7 @@ ObjtraceRun::ObjtraceRun(ObjConfig cfg, ObjtraceRunOptions o)
     meta.extra["objtrace.functions"] = m.cfg.functions;
     SchemaRegistry schemas;
     for (auto &s : objtrace_schemas()) schemas.add(s);
-    m.writer = std::make_unique<TraceWriter>(o.output, meta, schemas, kallsyms);
+    m.writer = std::make_unique<TraceWriter>(o.output, meta, schemas, kallsyms, o.compress);
   } else {
     m.syms.load(kallsyms);
   }
