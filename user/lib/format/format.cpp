@@ -18,6 +18,7 @@ using Buf = fmt::memory_buffer;
 // One resize and one memcpy: fmt's append() copies in a loop of capacity
 // checks, which a line of a dozen short pieces pays a dozen times.
 inline void put_raw(Buf &out, const char *p, size_t n) {
+  if (!n) return;  // memcpy from a view's null data is undefined even for 0 bytes
   size_t at = out.size();
   out.resize(at + n);
   std::memcpy(out.data() + at, p, n);
@@ -197,7 +198,7 @@ void format_text(const Event &ev, const FormatOptions &options, Buf &out) {
   put(out, comm);
   out.push_back('-');
   fmt::format_int pid(ev.pid);
-  out.append(pid.data(), pid.data() + pid.size());
+  put_raw(out, pid.data(), pid.size());
   if (pid.size() < 7) pad(out, 7 - pid.size());
   put(out, " [");
   if (ev.cpu < 1000)

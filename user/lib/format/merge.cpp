@@ -14,7 +14,10 @@ namespace ktrack {
 RecordMerger::RecordMerger() = default;
 
 void RecordMerger::RefRing::grow() {
-  std::vector<Ref> bigger(v.empty() ? 16384 : v.size() * 2);
+  // Small at first: a file may name thousands of CPUs, and a ring per CPU
+  // of 16,384 refs (384 KiB) each, counted nowhere, made a 75 KB file cost
+  // 3 GB (review).  Doubling keeps the growth cheap.
+  std::vector<Ref> bigger(v.empty() ? 64 : v.size() * 2);
   for (size_t i = 0; i < size; i++) bigger[i] = v[(head + i) & (v.size() - 1)];
   v = std::move(bigger);
   head = 0;

@@ -79,8 +79,8 @@ inline constexpr uint64_t kMaxChunk = 256ull << 20;
 // 1 MiB): LZ4 expands up to 255 times, so this bounds what a short file can
 // make a reader allocate.
 inline constexpr uint64_t kMaxRecordsRaw = 16ull << 20;
-// Format 4 adds RECORDS_LZ4; a file with none is written as format 3, which
-// older readers take.
+// Format 4 adds RECORDS_LZ4; a writer told not to compress writes format 3,
+// which older readers take.
 inline constexpr uint32_t kTraceFormatNoLz4 = 3;
 
 uint32_t crc32(uint32_t crc, const void *data, size_t len);   // IEEE (format 1)
