@@ -257,36 +257,31 @@ void Session::flush() {
 
 SessionStats Session::stats() const {
   SessionStats st;
-  // The extended entries when the module has them, else the first struct.
+  // Entries of ktrack_cpu_stats_ext when the module has them; a module
+  // without takes cpu_stats_size 0 only, and writes the first struct.
   const bool ext = dev_.version().features & KTRACK_FEAT_STATS_WAKEUPS;
-  std::vector<ktrack_cpu_stats_ext> buf;
+  const size_t stride = ext ? sizeof(ktrack_cpu_stats_ext) : sizeof(ktrack_cpu_stats);
+  std::vector<uint8_t> buf;
   for (;;) {
     ktrack_stats s{};
     s.size = sizeof(s);
-    s.nr_cpus = static_cast<uint32_t>(ext ? buf.size() : st.cpus.size());
-    s.cpus_ptr = ext ? reinterpret_cast<uintptr_t>(buf.data()) : reinterpret_cast<uintptr_t>(st.cpus.data());
-    s.cpu_stats_size = ext ? sizeof(ktrack_cpu_stats_ext) : 0;
+    s.nr_cpus = static_cast<uint32_t>(buf.size() / stride);
+    s.cpus_ptr = reinterpret_cast<uintptr_t>(buf.data());
+    s.cpu_stats_size = ext ? static_cast<uint32_t>(stride) : 0;
     int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
     if (rc < 0) throw SysError("read the session statistics", -rc);
     st.state = s.state;
-    size_t had = ext ? buf.size() : st.cpus.size();
-    if (s.nr_cpus <= had) {
-      if (ext) {
-        st.cpus.clear();
-        for (uint32_t i = 0; i < s.nr_cpus; i++) {
-          st.cpus.push_back(buf[i].s);
-          st.wakeups.push_back(buf[i].wakeups);
-        }
-      } else {
-        st.cpus.resize(s.nr_cpus);
-      }
-      return st;
-    }
-    if (ext)
-      buf.resize(s.nr_cpus);
-    else
-      st.cpus.resize(s.nr_cpus);
+    const bool fits = s.nr_cpus <= buf.size() / stride;
+    buf.resize(s.nr_cpus * stride);  // out: the possible CPUs
+    if (fits) break;
   }
+  for (size_t off = 0; off < buf.size(); off += stride) {
+    ktrack_cpu_stats_ext e{};
+    std::memcpy(&e, buf.data() + off, stride);
+    st.cpus.push_back(e.s);
+    if (ext) st.wakeups.push_back(e.wakeups);
+  }
+  return st;
 }
 
 uint32_t Session::nr_cpus() const {
