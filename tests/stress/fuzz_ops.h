@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <uapi/ktrack.h>
@@ -103,14 +104,46 @@ static int errno_ok(int e)
 
 /* ---- argument builders -------------------------------------------------- */
 
-/* A pointer for an argument whose valid form is 'good' with 'len' bytes. */
+/*
+ * The most bytes any call here may write to its buffer: max_probes (256 by
+ * default) PROBE_LIST entries of 4096 bytes.  Every buffer handed to the
+ * kernel holds what the kernel may write into it, since an overrun is the
+ * fuzzer corrupting itself, not a kernel bug (a misaligned 64 KiB read()
+ * once ran into the thread's TCB and the run died of SIGSEGV).
+ */
+#define FUZZ_OUT_MAX	(256 * 4096)
+
+/* memcpy, unless 'src' is not all readable (then 'dst' is left as it was). */
+static void copy_if_readable(void *dst, const void *src, size_t len)
+{
+	struct iovec to = { .iov_base = dst, .iov_len = len };
+	struct iovec from = { .iov_base = (void *)src, .iov_len = len };
+
+	if (len)
+		process_vm_readv(getpid(), &to, 1, &from, 1, 0);
+}
+
+/*
+ * A pointer for an argument whose valid form is 'good' with 'len' bytes;
+ * the kernel may write at most 'len' bytes there (see FUZZ_OUT_MAX).
+ */
 static void *mutate_ptr(struct rng *r, void *good, size_t len)
 {
 	if (!chance(r, 15))
 		return good;
 	switch (below(r, 8)) {
 	case 0: return NULL;
-	case 1: return (char *)good + 1 + below(r, 7);		/* misaligned */
+	case 1: { /* misaligned: a copy of good 1..7 bytes in, with room after it */
+		static __thread unsigned char *mis;
+		size_t k = 1 + below(r, 7);
+
+		if (!mis)
+			mis = malloc(FUZZ_OUT_MAX + 64);
+		if (!mis || len > FUZZ_OUT_MAX)
+			return good;
+		copy_if_readable(mis + k, good, len);	/* 'good' may be flipped */
+		return mis + k;
+	}
 	case 2: return (void *)0xffffffff81000000ULL;		/* kernel text */
 	case 3: return (void *)0xffff888000000000ULL;		/* direct map */
 	case 4: return none_page;				/* unmapped */
@@ -118,12 +151,18 @@ static void *mutate_ptr(struct rng *r, void *good, size_t len)
 		return edge + 4096 - (len > 1 ? below(r, (uint32_t)len) + 1 : 1);
 	case 6: return ro_page;					/* read-only */
 	default: {
-		void *p = NULL;
+		unsigned int i = below(r, NR_MAPS);
+		void *p;
 
+		/* A ring page, if the mapping holds 'len' bytes: past its end
+		 * lies other memory of this process.  (Another thread may unmap
+		 * it meanwhile; then the kernel's copy faults, or lands in a ring
+		 * mapped there since.)
+		 */
 		pthread_mutex_lock(&map_lock);
-		p = maps[below(r, NR_MAPS)].addr;			/* a ring page */
+		p = maps[i].len >= len ? maps[i].addr : NULL;
 		pthread_mutex_unlock(&map_lock);
-		return p ? p : (void *)(uintptr_t)rnd(r);
+		return p ? p : none_page;
 	}
 	}
 }
@@ -210,17 +249,31 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 }
 
 /*
+ * Flip, but leave the __u64 at 'out' (a buffer the kernel writes to) as it
+ * was: a flipped byte moves it up to 16 MiB, onto other memory of this
+ * process.  Where it points is mutate_ptr()'s job.
+ */
+static void flip_keep(struct rng *r, void *p, size_t len, int percent, const __u64 *out)
+{
+	__u64 keep = out ? *out : 0;
+
+	flip(r, p, len, percent);
+	if (out)
+		memcpy((void *)out, &keep, sizeof(keep));
+}
+
+/*
  * The last steps of most ops: a mutated size field (the first __u32 of every
- * ioctl struct), a few flipped bits in 'flip_percent' of the calls, a
- * mutated pointer, and the ioctl.
+ * ioctl struct), a few flipped bits in 'flip_percent' of the calls (never in
+ * the output pointer 'out', if any), a mutated pointer, and the ioctl.
  */
 static int send_mutated(struct rng *r, int fd, unsigned long cmd, void *arg, uint32_t size,
-			int flip_percent)
+			int flip_percent, const __u64 *out)
 {
 	uint32_t usize = mutate_size(r, size);
 
 	memcpy(arg, &usize, sizeof(usize));
-	flip(r, arg, size, flip_percent);
+	flip_keep(r, arg, size, flip_percent, out);
 	return do_ioctl(fd, cmd, mutate_ptr(r, arg, size));
 }
 
@@ -271,7 +324,7 @@ static int op_stats(struct rng *r, int fd)
 		st.cpu_stats_size = chance(r, 50) ? sizeof(struct ktrack_cpu_stats_ext) : below(r, 300);
 	if (st.nr_cpus > 512 && chance(r, 50))
 		st.nr_cpus = 512;
-	return send_mutated(r, fd, KTRACK_IOC_GET_STATS, &st, sizeof(st), 4);
+	return send_mutated(r, fd, KTRACK_IOC_GET_STATS, &st, sizeof(st), 4, &st.cpus_ptr);
 }
 
 static int op_session(struct rng *r, int fd, unsigned long cmd)
@@ -289,7 +342,7 @@ static int op_session(struct rng *r, int fd, unsigned long cmd)
 
 static int op_list(struct rng *r, int fd, unsigned long cmd, size_t entry)
 {
-	static char entries[64 * 512];
+	static char entries[FUZZ_OUT_MAX];
 	struct ktrack_probe_list l = { .size = sizeof(l) };
 
 	/* ktrack_session_list is ktrack_probe_list without entry_size. */
@@ -302,7 +355,7 @@ static int op_list(struct rng *r, int fd, unsigned long cmd, size_t entry)
 	if (cmd == KTRACK_IOC_PROBE_LIST && chance(r, 30))
 		l.entry_size = PICK(r, ((const uint32_t[]){ 0, KTRACK_PROBE_INFO_SIZE_V1, 8, 4096 }));
 	l.size = mutate_size(r, l.size);
-	flip(r, &l, sizeof(l), 3);
+	flip_keep(r, &l, sizeof(l), 3, &l.entries_ptr);
 	return do_ioctl(fd, cmd, mutate_ptr(r, &l, sizeof(l)));
 }
 
@@ -393,7 +446,7 @@ static int op_probe_add(struct rng *r, int fd)
 		snprintf(d->name, sizeof(d->name), "fz%u", below(r, 16));
 	a.desc_size = mutate_size(r, (uint32_t)len);
 	a.desc_ptr = (uintptr_t)mutate_ptr(r, buf, len);
-	return send_mutated(r, fd, KTRACK_IOC_PROBE_ADD, &a, sizeof(a), 3);
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_ADD, &a, sizeof(a), 3, NULL);
 }
 
 static int op_probe_del(struct rng *r, int fd)
@@ -406,18 +459,18 @@ static int op_probe_del(struct rng *r, int fd)
 	else
 		fill_name(r, q.name, sizeof(q.name));
 	q.flags = chance(r, 10) ? KTRACK_PROBE_DEL_ALL : mutate_flags(r, 0);
-	return send_mutated(r, fd, KTRACK_IOC_PROBE_DEL, &q, sizeof(q), 3);
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_DEL, &q, sizeof(q), 3, NULL);
 }
 
 static int op_probe_get(struct rng *r, int fd)
 {
-	static char out[8192];
+	static char out[KTRACK_PROBE_DESC_MAX];
 	struct ktrack_probe_get g = { .size = sizeof(g) };
 
 	g.id = below(r, 64);
 	g.desc_size = chance(r, 70) ? below(r, sizeof(out)) : (uint32_t)rnd(r);
 	g.desc_ptr = (uintptr_t)mutate_ptr(r, out, sizeof(out));
-	return send_mutated(r, fd, KTRACK_IOC_PROBE_GET, &g, sizeof(g), 3);
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_GET, &g, sizeof(g), 3, &g.desc_ptr);
 }
 
 static const char *const obj_funcs[] = {
@@ -492,7 +545,7 @@ static int op_obj_source(struct rng *r, int fd)
 	snprintf(s.symbol, sizeof(s.symbol), "%s", PICK(r, symbols));
 	if (chance(r, 5))
 		memset(s.symbol, 'y', sizeof(s.symbol));
-	return send_mutated(r, fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s, sizeof(s), 3);
+	return send_mutated(r, fd, KTRACK_IOC_OBJ_ADD_SOURCE, &s, sizeof(s), 3, NULL);
 }
 
 static int op_obj_addr(struct rng *r, int fd, unsigned long cmd)
@@ -501,7 +554,7 @@ static int op_obj_addr(struct rng *r, int fd, unsigned long cmd)
 
 	a.addr = chance(r, 50) ? 0xffff888000000000ULL + 64 * below(r, 64) : rnd(r);
 	a.flags = chance(r, 10) ? KTRACK_OBJ_ADDR_ALL : mutate_flags(r, 0);
-	return send_mutated(r, fd, cmd, &a, sizeof(a), 3);
+	return send_mutated(r, fd, cmd, &a, sizeof(a), 3, NULL);
 }
 
 static int op_unknown(struct rng *r, int fd)
