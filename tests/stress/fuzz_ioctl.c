@@ -115,13 +115,13 @@ static int run_op(struct rng *r, int op)
 	case OP_VERSION: {
 		struct ktrack_version v = { .size = mutate_size(r, sizeof(v)) };
 
-		return do_ioctl(fd, KTRACK_IOC_VERSION, mutate_ptr(r, &v, sizeof(v)));
+		return do_ioctl(fd, KTRACK_IOC_VERSION, mutate_arg(r, &v, sizeof(v)));
 	}
 	case OP_SET_CONFIG: return op_set_config(r, fd);
 	case OP_GET_CONFIG: {
 		struct ktrack_config c = { .size = mutate_size(r, sizeof(c)) };
 
-		return do_ioctl(fd, KTRACK_IOC_GET_CONFIG, mutate_ptr(r, &c, sizeof(c)));
+		return do_ioctl(fd, KTRACK_IOC_GET_CONFIG, mutate_arg(r, &c, sizeof(c)));
 	}
 	case OP_START: return do_ioctl(fd, KTRACK_IOC_START, NULL);
 	case OP_STOP: return do_ioctl(fd, KTRACK_IOC_STOP, NULL);
@@ -144,7 +144,7 @@ static int run_op(struct rng *r, int op)
 	case OP_OBJ_STATS: {
 		struct ktrack_obj_stats s = { .size = mutate_size(r, sizeof(s)) };
 
-		return do_ioctl(fd, KTRACK_IOC_OBJ_GET_STATS, mutate_ptr(r, &s, sizeof(s)));
+		return do_ioctl(fd, KTRACK_IOC_OBJ_GET_STATS, mutate_arg(r, &s, sizeof(s)));
 	}
 	case OP_OBJ_QUERY: return op_obj_addr(r, fd, KTRACK_IOC_OBJ_QUERY);
 	case OP_UNKNOWN: return op_unknown(r, fd);
@@ -162,6 +162,7 @@ static int run_op(struct rng *r, int op)
 
 struct worker {
 	int idx;
+	unsigned char *scratch;	/* FUZZ_SCRATCH bytes (mutate_ptr) */
 	uint64_t seed;
 	unsigned long calls;
 };
@@ -173,6 +174,7 @@ static void *worker_fn(void *arg)
 	unsigned long i;
 
 	tids[w->idx] = (pid_t)syscall(SYS_gettid);
+	scratch = w->scratch;
 	for (i = 0; i < w->calls; i++) {
 		int op = pick_op(&r), ret;
 
@@ -263,6 +265,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* The buffers hold what the kernel may write (FUZZ_OUT_MAX, cs[]). */
+	{
+		FILE *f = fopen("/sys/module/ktrack/parameters/max_probes", "r");
+		unsigned int mp = 0;
+
+		if (!f || fscanf(f, "%u", &mp) != 1 || mp > 256 || sysconf(_SC_NPROCESSORS_CONF) > 512) {
+			printf("Bail out! the buffers are sized for max_probes <= 256 (it is %u) and <= 512 CPUs\n", mp);
+			return 1;
+		}
+		fclose(f);
+	}
 	/* A probe target module makes "MOD:SYM" descriptions armable. */
 	kt_insmod(kt_module_path("tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko"), NULL);
 	build_corpus();
@@ -283,7 +296,12 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < threads; i++) {
 		w[i] = (struct worker){ .idx = i, .seed = seed * 1000 + (uint64_t)i,
-					.calls = calls / threads + (i < (int)(calls % threads)) };
+					.calls = calls / threads + (i < (int)(calls % threads)),
+					.scratch = malloc(FUZZ_SCRATCH) };
+		if (!w[i].scratch) {
+			printf("Bail out! no memory for the scratch buffers\n");
+			return 1;
+		}
 		atomic_store(&current_op[i], -1);
 		pthread_create(&th[i], NULL, worker_fn, &w[i]);
 	}

@@ -105,13 +105,24 @@ static int errno_ok(int e)
 /* ---- argument builders -------------------------------------------------- */
 
 /*
- * The most bytes any call here may write to its buffer: max_probes (256 by
- * default) PROBE_LIST entries of 4096 bytes.  Every buffer handed to the
- * kernel holds what the kernel may write into it, since an overrun is the
- * fuzzer corrupting itself, not a kernel bug (a misaligned 64 KiB read()
- * once ran into the thread's TCB and the run died of SIGSEGV).
+ * The most bytes any call here may write to its buffer: max_probes (256,
+ * checked by main()) PROBE_LIST entries of 4096 bytes.  Every pointer
+ * handed to the kernel has room for what the kernel may write there: an
+ * overrun is the fuzzer corrupting itself, not a kernel bug.  (A "faults
+ * midway" pointer once started up to 1 MiB below its page, in libc's data,
+ * and runs died of heap corruption and SIGSEGV.)
  */
 #define FUZZ_OUT_MAX	(256 * 4096)
+#define FUZZ_ARG_MAX	4096	/* the largest ioctl struct, with room */
+
+/*
+ * Per-thread scratch for misaligned copies, allocated by main() before the
+ * threads start (a worker's first malloc would map memory where a ring was
+ * unmapped, under a stale ring pointer of another thread): FUZZ_OUT_MAX + 64
+ * bytes for a data buffer, then FUZZ_ARG_MAX + 64 for the ioctl's struct.
+ */
+#define FUZZ_SCRATCH	(FUZZ_OUT_MAX + 64 + FUZZ_ARG_MAX + 64)
+static __thread unsigned char *scratch;
 
 /* memcpy, unless 'src' is not all readable (then 'dst' is left as it was). */
 static void copy_if_readable(void *dst, const void *src, size_t len)
@@ -124,40 +135,48 @@ static void copy_if_readable(void *dst, const void *src, size_t len)
 }
 
 /*
- * A pointer for an argument whose valid form is 'good' with 'len' bytes;
- * the kernel may write at most 'len' bytes there (see FUZZ_OUT_MAX).
+ * A pointer for an argument whose valid form is 'good' with 'len' bytes
+ * (the kernel writes at most 'len' bytes there).  'is_struct': the ioctl's
+ * own struct, whose pointer fields the kernel follows, so it never points
+ * at memory the fuzzer did not fill (a ring page holds records, which may
+ * hold pointers into this process).
  */
-static void *mutate_ptr(struct rng *r, void *good, size_t len)
+static void *mutate_any(struct rng *r, void *good, size_t len, int is_struct)
 {
+	unsigned char *dst;
+	size_t k;
+
 	if (!chance(r, 15))
 		return good;
 	switch (below(r, 8)) {
 	case 0: return NULL;
-	case 1: { /* misaligned: a copy of good 1..7 bytes in, with room after it */
-		static __thread unsigned char *mis;
-		size_t k = 1 + below(r, 7);
-
-		if (!mis)
-			mis = malloc(FUZZ_OUT_MAX + 64);
-		if (!mis || len > FUZZ_OUT_MAX)
+	case 1: /* misaligned: a copy of good 1..7 bytes in, with room after it */
+		dst = is_struct ? scratch + FUZZ_OUT_MAX + 64 : scratch;
+		if (len > (is_struct ? FUZZ_ARG_MAX : FUZZ_OUT_MAX))
 			return good;
-		copy_if_readable(mis + k, good, len);	/* 'good' may be flipped */
-		return mis + k;
-	}
+		k = 1 + below(r, 7);
+		copy_if_readable(dst + k, good, len);	/* 'good' may be flipped */
+		return dst + k;
 	case 2: return (void *)0xffffffff81000000ULL;		/* kernel text */
 	case 3: return (void *)0xffff888000000000ULL;		/* direct map */
 	case 4: return none_page;				/* unmapped */
-	case 5: /* the last bytes before the guard page: faults midway */
-		return edge + 4096 - (len > 1 ? below(r, (uint32_t)len) + 1 : 1);
+	case 5: /* the last 1..min(len, 4096) bytes before the guard page,
+		 * holding good's first bytes: the copy faults midway */
+		k = 1 + below(r, (uint32_t)(len < 4096 ? (len ? len : 1) : 4096));
+		copy_if_readable(edge + 4096 - k, good, k < len ? k : len);
+		return edge + 4096 - k;
 	case 6: return ro_page;					/* read-only */
 	default: {
 		unsigned int i = below(r, NR_MAPS);
 		void *p;
 
-		/* A ring page, if the mapping holds 'len' bytes: past its end
-		 * lies other memory of this process.  (Another thread may unmap
-		 * it meanwhile; then the kernel's copy faults, or lands in a ring
-		 * mapped there since.)
+		if (is_struct)
+			return none_page;
+		/* A ring page, if the mapping holds 'len' bytes (past its end
+		 * lies other memory of this process).  Another thread may unmap
+		 * it meanwhile: unmapped rings leave a PROT_NONE placeholder
+		 * (op_munmap), so the copy faults instead of landing in memory
+		 * mapped there since.
 		 */
 		pthread_mutex_lock(&map_lock);
 		p = maps[i].len >= len ? maps[i].addr : NULL;
@@ -165,6 +184,18 @@ static void *mutate_ptr(struct rng *r, void *good, size_t len)
 		return p ? p : none_page;
 	}
 	}
+}
+
+/* A data buffer: what the kernel reads or fills. */
+static void *mutate_ptr(struct rng *r, void *good, size_t len)
+{
+	return mutate_any(r, good, len, 0);
+}
+
+/* The ioctl's struct. */
+static void *mutate_arg(struct rng *r, void *good, size_t len)
+{
+	return mutate_any(r, good, len, 1);
 }
 
 static uint32_t mutate_size(struct rng *r, uint32_t good)
@@ -274,7 +305,7 @@ static int send_mutated(struct rng *r, int fd, unsigned long cmd, void *arg, uin
 
 	memcpy(arg, &usize, sizeof(usize));
 	flip_keep(r, arg, size, flip_percent, out);
-	return do_ioctl(fd, cmd, mutate_ptr(r, arg, size));
+	return do_ioctl(fd, cmd, mutate_arg(r, arg, size));
 }
 
 /*
@@ -310,7 +341,7 @@ static int op_set_config(struct rng *r, int fd)
 		}
 	}
 	c.size = mutate_size(r, sizeof(c));
-	return do_ioctl(fd, KTRACK_IOC_SET_CONFIG, mutate_ptr(r, &c, sizeof(c)));
+	return do_ioctl(fd, KTRACK_IOC_SET_CONFIG, mutate_arg(r, &c, sizeof(c)));
 }
 
 static int op_stats(struct rng *r, int fd)
@@ -337,7 +368,7 @@ static int op_session(struct rng *r, int fd, unsigned long cmd)
 	if (cmd == KTRACK_IOC_SESSION_DESTROY && chance(r, 5))
 		q.flags = KTRACK_SESSION_F_ALL;
 	flip(r, &q, sizeof(q), 3);
-	return do_ioctl(fd, cmd, mutate_ptr(r, &q, sizeof(q)));
+	return do_ioctl(fd, cmd, mutate_arg(r, &q, sizeof(q)));
 }
 
 static int op_list(struct rng *r, int fd, unsigned long cmd, size_t entry)
@@ -356,7 +387,7 @@ static int op_list(struct rng *r, int fd, unsigned long cmd, size_t entry)
 		l.entry_size = PICK(r, ((const uint32_t[]){ 0, KTRACK_PROBE_INFO_SIZE_V1, 8, 4096 }));
 	l.size = mutate_size(r, l.size);
 	flip_keep(r, &l, sizeof(l), 3, &l.entries_ptr);
-	return do_ioctl(fd, cmd, mutate_ptr(r, &l, sizeof(l)));
+	return do_ioctl(fd, cmd, mutate_arg(r, &l, sizeof(l)));
 }
 
 /* A probe description: a compiled one, maybe mutated. */
@@ -531,7 +562,7 @@ static int op_obj_config(struct rng *r, int fd)
 	c.max_age_ns = chance(r, 90) ? 0 : rnd(r) >> below(r, 64);
 	c.functions_ptr = (uintptr_t)mutate_ptr(r, (void *)(uintptr_t)c.functions_ptr, c.functions_len);
 	c.size = mutate_size(r, sizeof(c));
-	return do_ioctl(fd, KTRACK_IOC_OBJ_CONFIG, mutate_ptr(r, &c, sizeof(c)));
+	return do_ioctl(fd, KTRACK_IOC_OBJ_CONFIG, mutate_arg(r, &c, sizeof(c)));
 }
 
 static int op_obj_source(struct rng *r, int fd)
@@ -566,7 +597,18 @@ static int op_unknown(struct rng *r, int fd)
 	nr = chance(r, 50) ? PICK(r, ((const unsigned int[]){ 0x0b, 0x1f, 0x24, 0x38, 0xff })) : below(r, 256);
 	size = chance(r, 50) ? below(r, 256) : below(r, 1 << 14);
 	return do_ioctl(fd, _IOC(dir, chance(r, 90) ? KTRACK_IOC_MAGIC : below(r, 256), nr, size),
-			mutate_ptr(r, arg, sizeof(arg)));
+			mutate_arg(r, arg, sizeof(arg) < FUZZ_ARG_MAX ? sizeof(arg) : FUZZ_ARG_MAX));
+}
+
+/*
+ * Unmap a ring, leaving a PROT_NONE placeholder in its place: another
+ * thread may still hold a pointer into it (mutate_ptr), and nothing else
+ * must ever be mapped there.
+ */
+static int unmap_ring(void *addr, size_t len)
+{
+	return mmap(addr, len, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0) == MAP_FAILED ? -errno : 0;
 }
 
 static int op_mmap(struct rng *r, int fd)
@@ -585,7 +627,7 @@ static int op_mmap(struct rng *r, int fd)
 	pthread_mutex_lock(&map_lock);
 	i = (int)below(r, NR_MAPS);
 	if (maps[i].addr)
-		munmap(maps[i].addr, maps[i].len);
+		unmap_ring(maps[i].addr, maps[i].len);
 	maps[i].addr = p;
 	maps[i].len = len;
 	pthread_mutex_unlock(&map_lock);
@@ -598,7 +640,7 @@ static int op_munmap(struct rng *r)
 
 	pthread_mutex_lock(&map_lock);
 	if (maps[i].addr) {
-		ret = munmap(maps[i].addr, maps[i].len) ? -errno : 0;
+		ret = unmap_ring(maps[i].addr, maps[i].len);
 		maps[i].addr = NULL;
 	}
 	pthread_mutex_unlock(&map_lock);
