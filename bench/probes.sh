@@ -4,13 +4,16 @@
 # ktrack_test_probe_target, called N times in a tight loop ("bench N" on
 # /proc/ktrack_test_probe; the module stores the mean time per call).
 # Compared: no probe; ktrack p (two fetched args), r ($retval + $duration)
-# and f (fprobe on 6.12, kprobes on 6.1); ftrace kprobe_events p (the same
-# two args) and r ($retval); bpftrace kprobe:/kretprobe: (both args summed
+# and f (fprobe on 6.12, kprobes on 6.1); ftrace's dynamic events p (the
+# same two args), r ($retval), and on 6.12 fprobe events f (the two args)
+# and f%return ($retval); bpftrace kprobe:/kretprobe: (both args summed
 # into maps / the return value summed: bpftrace keeps no per-hit record).
 # ktrack records go to a running named session in overwrite mode, like
 # ftrace's ring buffer, so no reader competes for the CPUs.
 # ns/hit = (ns per call with the probe) - (ns per call without); the ratio
-# is ns/hit divided by ktrack's of the same kind (p or r).  Numbers only.
+# is ns/hit divided by ftrace's of the same kind (p: kprobe event, r:
+# kretprobe event, f and fr: fprobe event, entry and return; 6.1 has no
+# fprobe events, so f rows there have no ratio).  Numbers only.
 #   bench/probes.sh [--kernel 6.1|6.12|all] [CALLS]
 set -euo pipefail
 # shellcheck source=lib/common.sh
@@ -29,24 +32,28 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
 insmod "$mods/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko"
 cleanup() {
 	[ -n "$bpf_pid" ] && kill -INT "$bpf_pid" 2>/dev/null && wait "$bpf_pid" 2>/dev/null
-	[ -e $T/events/kprobes/enable ] && echo 0 >$T/events/kprobes/enable
-	echo >$T/kprobe_events
+	for e in kprobes fprobes; do
+		if [ -e $T/events/$e/enable ]; then echo 0 >$T/events/$e/enable; fi
+	done
+	echo >$T/dynamic_events
 	"$ctl" session destroy $S >/dev/null 2>&1
 	rmmod ktrack_test_probe_target 2>/dev/null
 	"$ctl" unload >/dev/null 2>&1
 }
 trap cleanup EXIT
 
-ftrace_probe() { # ftrace_probe NAME KIND DEFINITION
-	if ! echo "$3" >>$T/kprobe_events 2>/dev/null; then
-		row "$1" "$2" "unavailable: kprobe_events refused '$3'"
+ftrace_probe() { # ftrace_probe NAME KIND DEFINITION (dynamic_events syntax)
+	local group=kprobes
+	case $3 in f:*) group=fprobes ;; esac
+	if ! echo "$3" >>$T/dynamic_events 2>/dev/null; then
+		row "$1" "$2" "unavailable: dynamic_events refused '$3'"
 		return
 	fi
-	echo 1 >$T/events/kprobes/enable
+	echo 1 >$T/events/$group/enable
 	echo 1 >$T/tracing_on
 	row "$1" "$2" "$(measure)"
-	echo 0 >$T/events/kprobes/enable
-	echo >$T/kprobe_events
+	echo 0 >$T/events/$group/enable
+	echo >$T/dynamic_events
 	echo >$T/trace
 }
 
@@ -93,20 +100,28 @@ base=$(measure)
 
 ktrack_probe "ktrack p (a=\$arg1 b=\$arg2)" p "p:bp $fn a=\$arg1 b=\$arg2"
 ktrack_probe "ktrack r (\$retval \$duration)" r "r:br $fn ret=\$retval lat=\$duration"
-ktrack_probe "ktrack f (entry, a b)" p "f:bf $fn a=\$arg1 b=\$arg2"
-ktrack_probe "ktrack f %return (\$retval)" r "f:bfr $fn%return ret=\$retval"
-ftrace_probe "ftrace kprobe_events p (a b)" p "p:kt_bench_p $fn a=\$arg1 b=\$arg2"
-ftrace_probe "ftrace kprobe_events r (\$retval)" r "r:kt_bench_r $fn ret=\$retval"
+ktrack_probe "ktrack f (entry, a b)" f "f:bf $fn a=\$arg1 b=\$arg2"
+ktrack_probe "ktrack f %return (\$retval)" fr "f:bfr $fn%return ret=\$retval"
+ftrace_probe "ftrace kprobe event p (a b)" p "p:kt_bench_p $fn a=\$arg1 b=\$arg2"
+ftrace_probe "ftrace kretprobe event r (\$retval)" r "r:kt_bench_r $fn ret=\$retval"
+if grep -q 'f\[:' $T/README 2>/dev/null; then
+	ftrace_probe "ftrace fprobe event f (a b)" f "f:kt_bench_f $fn a=\$arg1 b=\$arg2"
+	ftrace_probe "ftrace fprobe event f%return (\$retval)" fr "f:kt_bench_fr $fn%return ret=\$retval"
+else
+	row "ftrace fprobe event f (a b)" f "unavailable: this kernel has no fprobe events"
+	row "ftrace fprobe event f%return (\$retval)" fr "unavailable: this kernel has no fprobe events"
+fi
 bpftrace_probe "bpftrace kprobe: (sum arg0, arg1)" p \
 	"kprobe:$fn { @n = count(); @a = sum(arg0); @b = sum(arg1); }"
 bpftrace_probe "bpftrace kretprobe: (sum retval)" r "kretprobe:$fn { @n = count(); @r = sum(retval); }"
 
-ref_p=${hit["ktrack p (a=\$arg1 b=\$arg2)"]:-}
-ref_r=${hit["ktrack r (\$retval \$duration)"]:-}
-# each row against ktrack's of its kind (p: entry, r: return)
-ref_of() { if [ "$2" = r ]; then echo "$ref_r"; else echo "$ref_p"; fi; }
-print_rows ns/call "x ktrack" ref_of
+# each row against ftrace's of its kind
+declare -A ftrace_row=([p]="ftrace kprobe event p (a b)" [r]="ftrace kretprobe event r (\$retval)"
+	[f]="ftrace fprobe event f (a b)" [fr]="ftrace fprobe event f%return (\$retval)")
+ref_of() { echo "${hit[${ftrace_row[$2]}]:-}"; }
+print_rows ns/call "x ftrace" ref_of
 for k in "ktrack f (entry, a b)" "ktrack f %return (\$retval)"; do
 	echo "# $k: mechanism ${mech[$k]:-?}"
 done
-echo "# x ktrack: ns/hit over ktrack's ns/hit of the same kind (p: entry, r: return)"
+echo "# x ftrace: ns/hit over ftrace's ns/hit of the same kind (p: kprobe event, r: kretprobe"
+echo "#   event, f and f%return: fprobe event; '-': the kernel has no such ftrace event)"

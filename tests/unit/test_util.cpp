@@ -34,4 +34,14 @@ TEST(Json, Escape) {
   fmt::memory_buffer b;
   json_escape(b, std::string_view("a\"b\\c\n\t\x01\xff", 9));
   EXPECT_EQ("\"a\\\"b\\\\c\\n\\t\\u0001\\u00ff\"", fmt::to_string(b));
+  // Runs before, between and after escapes, none at all, only escapes.
+  for (auto [in, want] : {std::pair<std::string_view, std::string_view>{"", "\"\""},
+                          {"vfs_write+0x4", "\"vfs_write+0x4\""},
+                          {"ab\ncd\"ef", "\"ab\\ncd\\\"ef\""},
+                          {"\"\"", "\"\\\"\\\"\""},
+                          {"x\x7f", "\"x\\u007f\""}}) {
+    b.clear();
+    json_escape(b, in);
+    EXPECT_EQ(want, fmt::to_string(b)) << in;
+  }
 }

@@ -308,10 +308,12 @@ void format_json(const Event &ev, const FormatOptions &options, Buf &out) {
   put(out, ",\"type\":");
   put_u(out, ev.type);
   if (ev.has_ip) {
-    fmt::format_to(std::back_inserter(out), ",\"probe_id\":{},\"probe_event\":", ev.probe_id);
+    put(out, ",\"probe_id\":");
+    put_u(out, ev.probe_id);
+    put(out, ",\"probe_event\":");
     std::string_view pe = probe_event_name(ev.probe_event);
     if (pe.empty())
-      fmt::format_to(std::back_inserter(out), "{}", ev.probe_event);
+      put_u(out, ev.probe_event);
     else
       json_escape(out, pe);
     Buf tmp;
