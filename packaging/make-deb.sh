@@ -16,7 +16,7 @@ die() { echo "make deb: $*" >&2; exit 1; }
 
 missing=()
 for p in debhelper dh-dkms dpkg-dev lintian fakeroot cmake pkg-config libkmod-dev libbpf-dev \
-	libelf-dev libtraceevent-dev libfmt-dev libcli11-dev liblz4-dev; do
+	libelf-dev libtraceevent-dev libfmt-dev libcli11-dev liblz4-dev libzstd-dev; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
 done
 ((${#missing[@]} == 0)) || die "missing packages: ${missing[*]} (run 'sudo make setup')"

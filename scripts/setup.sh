@@ -20,7 +20,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 packages=(
 	build-essential gcc-12 g++ cmake pkg-config git kmod
-	libkmod-dev libcli11-dev libfmt-dev libgtest-dev libbpf-dev libelf-dev libtraceevent-dev libtracefs-dev liblz4-dev
+	libkmod-dev libcli11-dev libfmt-dev libgtest-dev libbpf-dev libelf-dev libtraceevent-dev libtracefs-dev liblz4-dev libzstd-dev
 	qemu-system-x86 busybox-static cpio xz-utils zstd sparse
 	clang-format perl python3
 	trace-cmd # samples/trace_events walk-through

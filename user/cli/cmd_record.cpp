@@ -123,13 +123,13 @@ const Command record_cmd(31, [](CLI::App &app) {
   cmd->add_flag("-q,--quiet", o->quiet, "No status line and no summary");
   cmd->add_flag("--no-compress", o->no_compress,
                 "Store records as the rings gave them, in trace format 3 for older ktrackctl (default: "
-                "LZ4-compressed where that saves space)");
+                "zstd-compressed where that saves space)");
   cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
   cmd->footer(
       "The file holds the records plus what decoding needs on another machine: record\n"
       "schemas (probes included), CPU count, clock, kernel release, hostname, process\n"
       "names and the kallsyms lines that name its records' addresses; records are\n"
-      "LZ4-compressed in 1 MiB chunks where that saves space (--no-compress: not).\n"
+      "zstd-compressed in 1 MiB chunks where that saves space (--no-compress: not).\n"
       "Decode it with 'ktrackctl report FILE'.\n"
       "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
       "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"

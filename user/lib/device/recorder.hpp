@@ -17,7 +17,7 @@ class Recorder {
  public:
   // Writes the header at once.  'kallsyms' is the symbol snapshot taken
   // before the capture armed its probes (host/kallsyms.hpp).
-  // 'compress': record chunks LZ4-compressed where that pays (format 4).
+  // 'compress': record chunks zstd-compressed where that pays (format 5).
   Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, bool compress = true);
 
   void write(std::span<const uint8_t> records) { writer_.write_records(records); }

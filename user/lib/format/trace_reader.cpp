@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <array>
@@ -307,8 +308,9 @@ bool TraceReader::fill() {
   // records come.
   if (h.type == static_cast<uint32_t>(ChunkType::Meta) ||
       (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_ && format_version_ < 3) ||
-      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::RecordsLz4) ||
-      (h.type == static_cast<uint32_t>(ChunkType::RecordsLz4) && format_version_ < 4)) {
+      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::RecordsZstd) ||
+      (h.type == static_cast<uint32_t>(ChunkType::RecordsLz4) && format_version_ < 4) ||
+      (h.type == static_cast<uint32_t>(ChunkType::RecordsZstd) && format_version_ < 5)) {
     fail(fmt::format("{} is corrupted at byte {}: unexpected chunk type {}", name_, at, h.type));
     return false;
   }
@@ -343,7 +345,8 @@ bool TraceReader::fill() {
       push_records(std::move(chunk_), at + sizeof(h));
       chunk_ = merger_.take_buffer();
       break;
-    case ChunkType::RecordsLz4: {
+    case ChunkType::RecordsLz4:
+    case ChunkType::RecordsZstd: {
       uint64_t raw = 0;
       if (chunk_.size() > sizeof(raw)) std::memcpy(&raw, chunk_.data(), sizeof(raw));
       if (chunk_.size() <= sizeof(raw) || raw == 0 || raw > kMaxRecordsRaw) {
@@ -354,10 +357,22 @@ bool TraceReader::fill() {
       ByteBuffer recs = merger_.take_buffer();
       if (recs.capacity() < raw) recs.reserve(std::max<size_t>(raw, RecordMerger::kBlockSize));
       recs.resize(raw);
-      int n = LZ4_decompress_safe(reinterpret_cast<const char *>(chunk_.data() + sizeof(raw)),
-                                  reinterpret_cast<char *>(recs.data()),
-                                  static_cast<int>(chunk_.size() - sizeof(raw)), static_cast<int>(raw));
-      if (n < 0 || static_cast<uint64_t>(n) != raw) {
+      const uint8_t *src = chunk_.data() + sizeof(raw);
+      const size_t src_len = chunk_.size() - sizeof(raw);
+      bool ok;
+      if (static_cast<ChunkType>(h.type) == ChunkType::RecordsLz4) {
+        int n =
+            LZ4_decompress_safe(reinterpret_cast<const char *>(src), reinterpret_cast<char *>(recs.data()),
+                                static_cast<int>(src_len), static_cast<int>(raw));
+        ok = n >= 0 && static_cast<uint64_t>(n) == raw;
+      } else {
+        if (!zstd_) zstd_ = {ZSTD_createDCtx(), [](void *c) { ZSTD_freeDCtx(static_cast<ZSTD_DCtx *>(c)); }};
+        size_t n =
+            zstd_ ? ZSTD_decompressDCtx(static_cast<ZSTD_DCtx *>(zstd_.get()), recs.data(), raw, src, src_len)
+                  : ZSTD_decompress(recs.data(), raw, src, src_len);
+        ok = !ZSTD_isError(n) && n == raw;
+      }
+      if (!ok) {
         merger_.recycle(std::move(recs));
         fail(fmt::format("{} is corrupted at byte {}: a compressed record chunk does not decompress", name_,
                          at));

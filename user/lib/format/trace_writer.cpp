@@ -6,6 +6,7 @@
 #include <lz4.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <array>
@@ -19,9 +20,25 @@ namespace ktrack {
 
 // ---- TraceWriter ------------------------------------------------------------
 
+uint32_t format_version_for(RecordCodec codec) {
+  switch (codec) {
+    case RecordCodec::None:
+      return kTraceFormatNoLz4;
+    case RecordCodec::Lz4:
+      return kTraceFormatLz4;
+    case RecordCodec::Zstd:
+      break;
+  }
+  return kTraceFormatVersion;
+}
+
 TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
-                         std::string_view kallsyms, bool compress)
-    : path_(path), compress_(compress), resolver_(proc_comm), schemas_(schemas) {
+                         std::string_view kallsyms, RecordCodec codec)
+    : path_(path), codec_(codec), resolver_(proc_comm), schemas_(schemas) {
+  if (codec == RecordCodec::Zstd) {
+    zstd_ = {ZSTD_createCCtx(), [](void *c) { ZSTD_freeCCtx(static_cast<ZSTD_CCtx *>(c)); }};
+    if (!zstd_) throw Error("out of memory for the zstd compressor");
+  }
   if (path == "-") {
     fd_ = STDOUT_FILENO;
   } else {
@@ -31,7 +48,7 @@ TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const S
   }
   chunk_.reserve(1 << 20);
   write_all(kTraceMagic, sizeof(kTraceMagic));
-  write_chunk(ChunkType::Meta, meta.to_text(compress ? kTraceFormatVersion : kTraceFormatNoLz4));
+  write_chunk(ChunkType::Meta, meta.to_text(format_version_for(codec)));
   write_chunk(ChunkType::Schemas, schemas.serialize());
   if (!kallsyms.empty()) {
     subset_ = std::make_unique<SymbolSubset>(kallsyms);
@@ -176,20 +193,32 @@ void TraceWriter::flush() {
   }
 }
 
-// One RECORDS chunk, or RECORDS_LZ4 when compressing saves at least 1/8.
+// One RECORDS chunk, or a compressed one when compressing saves at least 1/8.
 void TraceWriter::write_record_chunk() {
   rec_raw_ += chunk_.size();
-  if (compress_ && chunk_.size() >= 256) {
-    int bound = LZ4_compressBound(static_cast<int>(chunk_.size()));
-    packed_.resize(sizeof(uint64_t) + static_cast<size_t>(bound));
+  if (codec_ != RecordCodec::None && chunk_.size() >= 256) {
     uint64_t raw = chunk_.size();
+    size_t n = 0;
+    ChunkType type;
+    if (codec_ == RecordCodec::Lz4) {
+      int bound = LZ4_compressBound(static_cast<int>(chunk_.size()));
+      packed_.resize(sizeof(raw) + static_cast<size_t>(bound));
+      int r = LZ4_compress_default(reinterpret_cast<const char *>(chunk_.data()),
+                                   reinterpret_cast<char *>(packed_.data() + sizeof(raw)),
+                                   static_cast<int>(chunk_.size()), bound);
+      n = r > 0 ? static_cast<size_t>(r) : 0;
+      type = ChunkType::RecordsLz4;
+    } else {
+      packed_.resize(sizeof(raw) + ZSTD_compressBound(chunk_.size()));
+      size_t r = ZSTD_compressCCtx(static_cast<ZSTD_CCtx *>(zstd_.get()), packed_.data() + sizeof(raw),
+                                   packed_.size() - sizeof(raw), chunk_.data(), chunk_.size(), 1);
+      n = ZSTD_isError(r) ? 0 : r;
+      type = ChunkType::RecordsZstd;
+    }
     std::memcpy(packed_.data(), &raw, sizeof(raw));
-    int n = LZ4_compress_default(reinterpret_cast<const char *>(chunk_.data()),
-                                 reinterpret_cast<char *>(packed_.data() + sizeof(raw)),
-                                 static_cast<int>(chunk_.size()), bound);
-    size_t stored = sizeof(raw) + static_cast<size_t>(n);
+    size_t stored = sizeof(raw) + n;
     if (n > 0 && stored <= chunk_.size() - chunk_.size() / 8) {
-      write_chunk(ChunkType::RecordsLz4, std::span<const uint8_t>(packed_.data(), stored));
+      write_chunk(type, std::span<const uint8_t>(packed_.data(), stored));
       rec_stored_ += stored;
       return;
     }
