@@ -46,6 +46,8 @@ dd_cmd=(dd if=/dev/zero of=/dev/null bs=1 count="$n")
 echo "== file size, kernel $rel: vfs_write with 2 args, $n one-byte writes by dd (plus the rest of the system)"
 "$ctl" record -q -o "$out/k.ktrack" 'p:bw vfs_write f=$arg1 c=$arg3' -- "${dd_cmd[@]}" 2>/dev/null
 kev=$("$ctl" report "$out/k.ktrack" | grep -c ' bw: ' || true)
+"$ctl" record -q --compress zstd -o "$out/kz.ktrack" 'p:bw vfs_write f=$arg1 c=$arg3' -- "${dd_cmd[@]}" 2>/dev/null
+kzev=$("$ctl" report "$out/kz.ktrack" | grep -c ' bw: ' || true)
 "$ctl" record -q --no-compress -o "$out/ku.ktrack" 'p:bw vfs_write f=$arg1 c=$arg3' -- "${dd_cmd[@]}" 2>/dev/null
 kuev=$("$ctl" report "$out/ku.ktrack" | grep -c ' bw: ' || true)
 echo 'p:kbw vfs_write f=$arg1 c=$arg3' >$T/kprobe_events
@@ -53,9 +55,10 @@ echo 'p:kbw vfs_write f=$arg1 c=$arg3' >$T/kprobe_events
 echo >$T/kprobe_events
 tev=$(trace-cmd report -i "$out/t.dat" 2>/dev/null | grep -c ' kbw: ' || true)
 row "ktrack record (p, 2 args)" "$kev" "$out/k.ktrack" k
+row "ktrack record --compress zstd" "$kzev" "$out/kz.ktrack" kz
 row "ktrack record --no-compress" "$kuev" "$out/ku.ktrack" ku
 row "trace-cmd record (kprobe, 2 args)" "$tev" "$out/t.dat" t
-echo "ktrack / trace-cmd, bytes per event: $(ratio k t)x (--no-compress: $(ratio ku t)x)"
+echo "ktrack / trace-cmd, bytes per event: $(ratio k t)x (--compress zstd: $(ratio kz t)x, --no-compress: $(ratio ku t)x)"
 
 # A small capture: 20 events.  What is left is each format's fixed part.
 "$ctl" record -q -o "$out/ks.ktrack" --count 20 'p:bw vfs_write f=$arg1 c=$arg3' -- "${dd_cmd[@]:0:4}" count=20 2>/dev/null

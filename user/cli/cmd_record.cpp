@@ -113,6 +113,7 @@ struct RecordOpts {
   std::string output;
   bool quiet = false;
   bool no_compress = false;
+  std::string compress = "lz4";
 };
 
 const Command record_cmd(31, [](CLI::App &app) {
@@ -121,15 +122,18 @@ const Command record_cmd(31, [](CLI::App &app) {
   add_capture_flags(cmd, o->flags);
   cmd->add_option("-o,--output", o->output, "File to write (- for stdout)")->required();
   cmd->add_flag("-q,--quiet", o->quiet, "No status line and no summary");
-  cmd->add_flag("--no-compress", o->no_compress,
-                "Store records as the rings gave them, in trace format 3 for older ktrackctl (default: "
-                "zstd-compressed where that saves space)");
+  cmd->add_option("--compress", o->compress,
+                  "How record chunks are compressed, where that saves space: lz4 (the default, trace "
+                  "format 4), zstd (about half the size, more CPU while recording; format 5) or none "
+                  "(format 3)")
+      ->check(CLI::IsMember({"lz4", "zstd", "none"}));
+  cmd->add_flag("--no-compress", o->no_compress, "--compress none");
   cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
   cmd->footer(
       "The file holds the records plus what decoding needs on another machine: record\n"
       "schemas (probes included), CPU count, clock, kernel release, hostname, process\n"
       "names and the kallsyms lines that name its records' addresses; records are\n"
-      "zstd-compressed in 1 MiB chunks where that saves space (--no-compress: not).\n"
+      "LZ4-compressed in 1 MiB chunks where that saves space (--compress zstd: smaller).\n"
       "Decode it with 'ktrackctl report FILE'.\n"
       "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
       "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"
@@ -150,7 +154,10 @@ const Command record_cmd(31, [](CLI::App &app) {
     ktrack::StopSignals signals;
     const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
     ktrack::Capture cap(o->cap);
-    ktrack::Recorder writer(cap, o->output, kallsyms, !o->no_compress);
+    const ktrack::RecordCodec codec = o->no_compress || o->compress == "none" ? ktrack::RecordCodec::None
+                                      : o->compress == "zstd"                 ? ktrack::RecordCodec::Zstd
+                                                                              : ktrack::RecordCodec::Lz4;
+    ktrack::Recorder writer(cap, o->output, kallsyms, codec);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;

@@ -33,8 +33,8 @@ TraceMeta meta_of(Capture &cap) {
 
 }  // namespace
 
-Recorder::Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, bool compress)
-    : cap_(cap), writer_(path, meta_of(cap), cap.schemas(), kallsyms, compress) {}
+Recorder::Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec)
+    : cap_(cap), writer_(path, meta_of(cap), cap.schemas(), kallsyms, codec) {}
 
 void Recorder::finish() {
   std::string totals;

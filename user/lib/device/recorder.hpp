@@ -17,8 +17,9 @@ class Recorder {
  public:
   // Writes the header at once.  'kallsyms' is the symbol snapshot taken
   // before the capture armed its probes (host/kallsyms.hpp).
-  // 'compress': record chunks zstd-compressed where that pays (format 5).
-  Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, bool compress = true);
+  // 'codec': how record chunks are compressed, where that pays.
+  Recorder(Capture &cap, const std::string &path, std::string_view kallsyms,
+           RecordCodec codec = RecordCodec::Lz4);
 
   void write(std::span<const uint8_t> records) { writer_.write_records(records); }
   // After Capture::run(): the per-CPU totals, then the file is closed.

@@ -24,10 +24,11 @@
 //            task and args: 4-11x smaller); at most kMaxRecordsRaw bytes
 //            uncompressed.  Decompressing costs a reader about what copying
 //            the bytes from the page cache costs
-//   RECORDS_ZSTD (format 5) the same with one zstd frame (level 1) for the
-//            LZ4 block: what ktrackctl writes by default, 2.2x smaller than
-//            LZ4 on a real recording (2.8 against 6.2 bytes per vfs_write
-//            event; trace-cmd's zstd trace.dat: 3.7)
+//   RECORDS_ZSTD (format 5) the same with one zstd frame (level 1, with its
+//            content size and checksum; nothing else is read) for the
+//            LZ4 block ('record --compress zstd'): 2.2x smaller than LZ4 on
+//            a real recording (2.7 against 6.2 bytes per vfs_write event;
+//            trace-cmd's zstd trace.dat: 3.6)
 //   END      "key=value" totals (events, bytes, lost, per-CPU stats)
 // A chunk type the file's format version does not have is corruption: a
 // new type comes with a new version, which older readers refuse by name.
@@ -72,9 +73,10 @@ enum class ChunkType : uint32_t {
   RecordsZstd = 8,
 };
 
-// How record chunks are stored: as they are, LZ4 blocks (format 4, what
-// ktrackctl wrote before zstd) or zstd frames (format 5, the default: 2.2x
-// smaller than LZ4 on real recordings, as fast to read).
+// How record chunks are stored: as they are, LZ4 blocks (format 4, the
+// default) or zstd frames (format 5: 2.2x smaller than LZ4 on a real
+// recording, but 1.4x its CPU cost to write; under emulation that was
+// enough for a recorder's drain thread to fall behind where LZ4 did not).
 enum class RecordCodec { None, Lz4, Zstd };
 
 struct ChunkHeader {
@@ -124,12 +126,12 @@ class TraceWriter {
   // stacks).  The header chunks are written immediately.
   // 'codec': how record chunks are compressed, each only where that saves
   // an eighth (RecordCodec::None: never; the file is then format 3, as
-  // older readers take).  'compress' true is the default codec, zstd.
+  // older readers take).  'compress' true is the default codec, LZ4.
   TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
               std::string_view kallsyms, RecordCodec codec);
   TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
               std::string_view kallsyms, bool compress = true)
-      : TraceWriter(path, meta, schemas, kallsyms, compress ? RecordCodec::Zstd : RecordCodec::None) {}
+      : TraceWriter(path, meta, schemas, kallsyms, compress ? RecordCodec::Lz4 : RecordCodec::None) {}
   ~TraceWriter();
   TraceWriter(const TraceWriter &) = delete;
   TraceWriter &operator=(const TraceWriter &) = delete;

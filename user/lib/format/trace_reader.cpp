@@ -366,11 +366,20 @@ bool TraceReader::fill() {
                                 static_cast<int>(src_len), static_cast<int>(raw));
         ok = n >= 0 && static_cast<uint64_t>(n) == raw;
       } else {
-        if (!zstd_) zstd_ = {ZSTD_createDCtx(), [](void *c) { ZSTD_freeDCtx(static_cast<ZSTD_DCtx *>(c)); }};
-        size_t n =
-            zstd_ ? ZSTD_decompressDCtx(static_cast<ZSTD_DCtx *>(zstd_.get()), recs.data(), raw, src, src_len)
-                  : ZSTD_decompress(recs.data(), raw, src, src_len);
-        ok = !ZSTD_isError(n) && n == raw;
+        // Exactly one current-format frame that says its size is 'raw'
+        // (libzstd also takes concatenated, skippable and pre-1.0 frames).
+        uint32_t magic = 0;
+        if (src_len >= 4) std::memcpy(&magic, src, 4);
+        ok = magic == ZSTD_MAGICNUMBER && ZSTD_findFrameCompressedSize(src, src_len) == src_len &&
+             ZSTD_getFrameContentSize(src, src_len) == raw;
+        if (ok && !zstd_)
+          zstd_ = {ZSTD_createDCtx(), [](void *c) { ZSTD_freeDCtx(static_cast<ZSTD_DCtx *>(c)); }};
+        if (ok) {
+          size_t n = zstd_ ? ZSTD_decompressDCtx(static_cast<ZSTD_DCtx *>(zstd_.get()), recs.data(), raw, src,
+                                                 src_len)
+                           : ZSTD_decompress(recs.data(), raw, src, src_len);
+          ok = !ZSTD_isError(n) && n == raw;
+        }
       }
       if (!ok) {
         merger_.recycle(std::move(recs));

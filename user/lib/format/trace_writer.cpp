@@ -37,7 +37,12 @@ TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const S
     : path_(path), codec_(codec), resolver_(proc_comm), schemas_(schemas) {
   if (codec == RecordCodec::Zstd) {
     zstd_ = {ZSTD_createCCtx(), [](void *c) { ZSTD_freeCCtx(static_cast<ZSTD_CCtx *>(c)); }};
-    if (!zstd_) throw Error("out of memory for the zstd compressor");
+    auto *cc = static_cast<ZSTD_CCtx *>(zstd_.get());
+    // Level 1, and the frame's own checksum: a reader checks it besides the
+    // chunk's CRC, so no damaged frame decodes to other records.
+    if (!cc || ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)))
+      throw Error("cannot set up the zstd compressor");
   }
   if (path == "-") {
     fd_ = STDOUT_FILENO;
@@ -210,8 +215,8 @@ void TraceWriter::write_record_chunk() {
       type = ChunkType::RecordsLz4;
     } else {
       packed_.resize(sizeof(raw) + ZSTD_compressBound(chunk_.size()));
-      size_t r = ZSTD_compressCCtx(static_cast<ZSTD_CCtx *>(zstd_.get()), packed_.data() + sizeof(raw),
-                                   packed_.size() - sizeof(raw), chunk_.data(), chunk_.size(), 1);
+      size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx *>(zstd_.get()), packed_.data() + sizeof(raw),
+                                packed_.size() - sizeof(raw), chunk_.data(), chunk_.size());
       n = ZSTD_isError(r) ? 0 : r;
       type = ChunkType::RecordsZstd;
     }

@@ -19,7 +19,7 @@ struct ObjtraceRunOptions {
   bool use_btf = true;  // narrow the function set by argument types
   uint32_t buf_pages = 1024;
   std::string output;    // a trace file; empty: lives are built in memory
-  bool compress = true;  // the file's record chunks zstd-compressed where that pays
+  bool compress = true;  // the file's record chunks LZ4-compressed where that pays
 };
 
 class ObjtraceRun {
