@@ -98,6 +98,16 @@ check "a probe's file names vfs_write and its callers, with a few symbols" bash 
 	! grep -E ' vw: ' '$T/probe.txt' | grep -q '0xffffffff' &&
 	n=\$(sed -nE 's/^# ([0-9]+) symbols/\\1/p' '$T/probe.txt') && [ \"\$n\" -ge 2 ] && [ \"\$n\" -lt 2000 ]"
 check "a probe's file is small (under 256 KiB)" test "$(stat -c %s "$T/probe.ktrack")" -lt 262144
+# --compress zstd (format 5): every one of dd's 20,000 writes (1.4 MB of
+# records: the 4 MiB rings hold them all even if the drain were slow).
+"$K" record -q --compress zstd --buffer-pages 1024 -o "$T/zstd.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
+	dd if=/dev/zero of=/dev/null bs=1 count=20000 >/dev/null 2>&1
+# (dd itself writes a few more bytes, one of them a single byte.)
+check "record --compress zstd: a format-5 file with all 20,000 writes" bash -c "
+	grep -qa 'format_version=5' '$T/zstd.ktrack' &&
+	n=\$('$K' report '$T/zstd.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
+	[ \$n -ge 20000 ] && [ \$n -le 20010 ]"
+check "... smaller than the same recording uncompressed would be" test "$(stat -c %s "$T/zstd.ktrack")" -lt 400000
 "$K" stats -s rec1 --json >"$T/stats.json" 2>&1
 check "stats -s: totals add up, markers counted" python3 - "$T/stats.json" <<'PY'
 import json, sys
