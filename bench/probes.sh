@@ -49,7 +49,11 @@ ftrace_probe() { # ftrace_probe NAME KIND DEFINITION (dynamic_events syntax)
 		row "$1" "$2" "unavailable: dynamic_events refused '$3'"
 		return
 	fi
-	echo 1 >$T/events/$group/enable
+	if ! echo 1 >$T/events/$group/enable; then
+		row "$1" "$2" "unavailable: events/$group/enable refused"
+		echo >$T/dynamic_events
+		return
+	fi
 	echo 1 >$T/tracing_on
 	row "$1" "$2" "$(measure)"
 	echo 0 >$T/events/$group/enable

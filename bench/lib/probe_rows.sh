@@ -51,8 +51,8 @@ ktrack_probe() { # ktrack_probe NAME KIND SPEC
 # KIND" prints the ns/hit the row's ratio divides by ("" for no ratio).
 print_rows() {
 	local r name rest kind val ref ratio
-	printf '%-36s %12s %10s %12s\n' "mechanism" "$1" "ns/hit" "$2"
-	printf '%-36s %12s %10s %12s\n' "no probe" "$base" "-" "-"
+	printf '%-40s %12s %10s %12s\n' "mechanism" "$1" "ns/hit" "$2"
+	printf '%-40s %12s %10s %12s\n' "no probe" "$base" "-" "-"
 	for r in "${rows[@]}"; do
 		name=${r%%|*}
 		rest=${r#*|}
@@ -60,12 +60,12 @@ print_rows() {
 		val=${rest#*|}
 		case $val in
 		unavailable*)
-			printf '%-36s %s\n' "$name" "$val"
+			printf '%-40s %s\n' "$name" "$val"
 			continue
 			;;
 		esac
 		ref=$("$3" "$name" "$kind")
 		ratio=$(awk -v h="${hit[$name]}" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", h / r; else print "-" }')
-		printf '%-36s %12s %10s %12s\n' "$name" "$val" "${hit[$name]}" "$ratio"
+		printf '%-40s %12s %10s %12s\n' "$name" "$val" "${hit[$name]}" "$ratio"
 	done
 }
