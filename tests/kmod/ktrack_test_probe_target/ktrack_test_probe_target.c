@@ -79,18 +79,20 @@ MODULE_PARM_DESC(release, "write anything: let every blocked caller return");
 #define TPT_USE(x) ({ asm volatile("" : : "r"(x) : "memory"); })
 
 /*
- * The v2 build puts ktrack_tpt_add at another offset in the module (a
- * 512-byte boundary; the first build has it in the first 512 bytes, not at
- * 0): reloaded as v2, it has another address even when the allocator gives
- * the module its old place back (tests/kernel/probe_attach.c).
+ * The v2 build puts ktrack_tpt_add in a section of its own, which the module
+ * loader lays out apart from .text: reloaded as v2, the function has another
+ * address even when the allocator gives the module its old place back
+ * (tests/kernel/probe_attach.c).  A 512-byte alignment did this but made gas
+ * jump over the padding on 6.1, which objtool reports; __cold moves nothing
+ * on 6.12, which builds with -fno-reorder-functions.
  */
 #ifdef KTRACK_TPT_V2
-#define TPT_ADD_ALIGN __aligned(512)
+#define TPT_ADD_PLACE __section(".text.ktrack_tpt_v2")
 #else
-#define TPT_ADD_ALIGN
+#define TPT_ADD_PLACE
 #endif
 
-noinline TPT_ADD_ALIGN int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f)
+noinline TPT_ADD_PLACE int ktrack_tpt_add(int a, long b, unsigned char c, short d, u64 e, s8 f)
 {
 	TPT_USE(b);
 	TPT_USE(e);
