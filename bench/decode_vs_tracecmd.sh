@@ -53,7 +53,10 @@ if [ -n "${KTRACK_DECODE_FROM:-}" ]; then # a run directory of an earlier record
 	what="the recording in $dir"
 else
 	what="$kernel's recording of $n one-byte writes"
-	make -s -C "$root" modules user >/dev/null
+	make -s -C "$root" modules user >/dev/null 2>&1 || {
+		echo "the build failed: run 'make modules user'"
+		exit 1
+	}
 	log=$(mktemp)
 	trap 'rm -f "$log"' EXIT
 	"$root/tests/vm/run" --kernel "$kernel" --timeout 1800 -- "$root/bench/$(basename "$0")" --in-vm "$n" >"$log" 2>&1 || {
