@@ -173,7 +173,7 @@ class TraceWriter {
   std::string path_;
   std::vector<uint8_t> chunk_;
   std::vector<uint8_t> packed_;  // compression output, reused
-  RecordCodec codec_ = RecordCodec::Zstd;
+  RecordCodec codec_ = RecordCodec::Lz4;
   std::unique_ptr<void, void (*)(void *)> zstd_{nullptr, nullptr};  // ZSTD_CCtx, reused
   uint64_t rec_raw_ = 0, rec_stored_ = 0;
   std::string pending_comms_;
