@@ -75,24 +75,15 @@ if ! [ -s "$k" ] || ! [ -s "$t" ]; then
 	exit 1
 fi
 
-# cpu seconds (user + sys) of the best of 3 runs of a command, output
-# discarded; "failed" when the command fails (its figure would mean nothing)
+# cpu seconds (user + sys) of the best of 3 runs, or "failed"
 cpu_of() {
-	local best="" t
-	for _ in 1 2 3; do
-		t=$( {
-			TIMEFORMAT='%U %S'
-			time "$@" >/dev/null 2>&1 || echo failed
-		} 2>&1)
-		case $t in *failed*)
-			echo failed
-			return
-			;;
-		esac
-		best=$(awk -v a="$best" -v t="$t" 'BEGIN { split(t, x, " "); b = x[1] + x[2]
-			if (a == "" || b < a + 0) print b; else print a }')
-	done
-	awk -v c="$best" 'BEGIN { print (c + 0 > 0 ? c : 0.001) }'
+	local t
+	t=$(best_of_3 "$@")
+	if [ "$t" = failed ]; then
+		echo failed
+	else
+		awk -v t="$t" 'BEGIN { split(t, a, " "); c = a[2] + a[3]; print (c > 0 ? c : 0.001) }'
+	fi
 }
 kev=$("$build/bin/ktrackctl" report "$k" | grep -c ' bw: ' || true)
 tev=$(trace-cmd report -i "$t" 2>/dev/null | grep -c ' kbw: ' || true)

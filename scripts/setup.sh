@@ -22,7 +22,7 @@ packages=(
 	build-essential gcc-12 g++ cmake pkg-config git kmod
 	libkmod-dev libcli11-dev libfmt-dev libgtest-dev libbpf-dev libelf-dev libtraceevent-dev libtracefs-dev liblz4-dev libzstd-dev
 	qemu-system-x86 busybox-static cpio xz-utils zstd sparse
-	clang-format perl python3
+	clang-format perl python3 time # time: the benchmarks' CPU figures
 	trace-cmd # samples/trace_events walk-through
 	bpftrace # bench/probes.sh compares with bpftrace kprobe:
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12

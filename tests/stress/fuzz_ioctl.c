@@ -270,11 +270,14 @@ int main(int argc, char **argv)
 		FILE *f = fopen("/sys/module/ktrack/parameters/max_probes", "r");
 		unsigned int mp = 0;
 
-		if (!f || fscanf(f, "%u", &mp) != 1 || mp > 256 || sysconf(_SC_NPROCESSORS_CONF) > 512) {
+		if (f && fscanf(f, "%u", &mp) != 1)
+			mp = 0;
+		if (f)
+			fclose(f);
+		if (!mp || mp > 256 || sysconf(_SC_NPROCESSORS_CONF) > 512) {
 			printf("Bail out! the buffers are sized for max_probes <= 256 (it is %u) and <= 512 CPUs\n", mp);
 			return 1;
 		}
-		fclose(f);
 	}
 	/* A probe target module makes "MOD:SYM" descriptions armable. */
 	kt_insmod(kt_module_path("tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko"), NULL);
