@@ -64,6 +64,8 @@ static ssize_t ktrack_read(struct file *file, char __user *buf, size_t count, lo
 	struct ktrack_session *s;
 	ssize_t ret;
 
+	if (!count)
+		return 0;	/* read(2) of nothing: nothing, never a wait */
 	ktrack_session_maybe_attach_default(f);
 	s = ktrack_file_session(f);
 	if (mutex_lock_interruptible(&s->read_lock)) {

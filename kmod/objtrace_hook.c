@@ -419,6 +419,13 @@ int objtrace_hooks_prepare(struct objtrace_state *st)
 	while (p && (tok = strsep(&p, " \t\n,")) != NULL) {
 		if (!*tok)
 			continue;
+		/*
+		 * ftrace reads "!GLOB" as "remove": "kfree !kfree" would leave
+		 * the filter empty, and an empty filter traces every function
+		 * (review 2026-11-27, S3-1).
+		 */
+		if (*tok == '!')
+			return -EINVAL;
 		/* ftrace_set_filter() edits its buffer: tok is our own copy. */
 		ret = ftrace_set_filter(&st->ops, tok, strlen(tok), 0);
 		if (ret)

@@ -373,7 +373,7 @@ static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 {
 	const char *s = (const char *)d + d->funcs_off;
 	const char *end = s + d->funcs_len;
-	u32 i;
+	u32 i, glob_bytes = 0;
 
 	p->func_names = kcalloc(d->nr_funcs, sizeof(*p->func_names), GFP_KERNEL_ACCOUNT);
 	if (!p->func_names)
@@ -389,6 +389,10 @@ static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 			return -EINVAL;
 		if (p->mod_glob && strnchr(s, n, ','))
 			return -EINVAL;
+		/* review 2026-11-27, S2: globs x functions, preemption off */
+		glob_bytes += n;
+		if (p->mod_glob && glob_bytes > KTRACK_PROBE_MODGLOB_MAX)
+			return -E2BIG;
 		p->func_names[i] = s;
 		s += n + 1;
 	}

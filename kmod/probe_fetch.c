@@ -158,6 +158,11 @@ static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt
 }
 NOKPROBE_SYMBOL(kt_source);
 
+static inline bool kt_is_string_type(u8 type)
+{
+	return type == KTRACK_FETCH_T_STRING || type == KTRACK_FETCH_T_USTRING;
+}
+
 /*
  * Fetch one value into its slot (strings: into the dynamic area at *dyn).
  * Returns false when a read faulted (the slot then holds the marker).
@@ -240,7 +245,15 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 	}
 	return true;
 fault:
-	memset(slot, KTRACK_FETCH_FAULT, f->slot_len);
+	/*
+	 * A string's slot is a location: an empty string at the end of the
+	 * data (docs/UAPI.md), never 0xffffffff, which the filter would take
+	 * for 64 KiB past the record (review 2026-11-27, S1-2).
+	 */
+	if (kt_is_string_type(f->type))
+		*(u32 *)slot = *dyn << 16;
+	else
+		memset(slot, KTRACK_FETCH_FAULT, f->slot_len);
 	return false;
 }
 NOKPROBE_SYMBOL(kt_fetch_one);
@@ -367,11 +380,12 @@ static notrace bool kt_filter(const struct kt_probe *p, const u8 *data)
 				const struct kt_fetch *f = &p->fetch[in->field];
 				const u8 *slot = data + f->slot;
 
-				if (f->type == KTRACK_FETCH_T_STRING ||
-				    f->type == KTRACK_FETCH_T_USTRING) {
+				if (kt_is_string_type(f->type)) {
 					u32 loc = *(const u32 *)slot;
 
-					r = kt_cmp_str(p, in, (const char *)data + (loc >> 16),
+					/* inside the data, or no match */
+					r = (loc >> 16) + (loc & 0xffff) <= KTRACK_PROBE_MAX_DATA &&
+					    kt_cmp_str(p, in, (const char *)data + (loc >> 16),
 						       loc & 0xffff);
 					goto push;
 				}

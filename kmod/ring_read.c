@@ -158,6 +158,15 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			ret = -EIO;
 			break;
 		}
+		/*
+		 * A mapper's tail that is no record boundary: the header
+		 * loads below would start up to 7 bytes before the end of
+		 * the data area and run past it (review 2026-11-27, S1-1).
+		 */
+		if (tail & (KTRACK_REC_ALIGN - 1)) {
+			ret = -EIO;
+			break;
+		}
 		off = tail & ring_mask(r);
 		len = READ_ONCE(*(u16 *)(r->data + off));
 		type = READ_ONCE(*(u16 *)(r->data + off + 2));

@@ -7,6 +7,7 @@
  */
 #include <linux/cpumask.h>
 #include <linux/mm.h>
+#include <linux/capability.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -166,12 +167,18 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 		return session_get_config(s, arg);
 	case KTRACK_IOC_GET_STATS:
 		return session_get_stats(s, arg);
+	/*
+	 * Named sessions outlive their fd and hold what others record: an fd
+	 * handed to a process without the privilege to open the device reads
+	 * its own session, but does not reach, make or end others (review
+	 * 2026-11-27, S3-4), as PROBE_ADD re-checks too.
+	 */
 	case KTRACK_IOC_SESSION_CREATE:
-		return ktrack_session_create(f, s, arg);
+		return perfmon_capable() ? ktrack_session_create(f, s, arg) : -EPERM;
 	case KTRACK_IOC_SESSION_ATTACH:
-		return ktrack_session_attach(f, s, arg);
+		return perfmon_capable() ? ktrack_session_attach(f, s, arg) : -EPERM;
 	case KTRACK_IOC_SESSION_DESTROY:
-		return ktrack_session_destroy(arg);
+		return perfmon_capable() ? ktrack_session_destroy(arg) : -EPERM;
 	case KTRACK_IOC_SESSION_LIST:
 		return ktrack_session_list(arg);
 	case KTRACK_IOC_START:

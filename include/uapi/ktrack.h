@@ -271,6 +271,12 @@ struct ktrack_ring_ctrl {
 #define KTRACK_PROBE_MAX_FETCH	32
 #define KTRACK_PROBE_MAX_INSNS	64
 #define KTRACK_PROBE_MAX_FUNCS	1024	/* f probes */
+/*
+ * f MOD:GLOB: bytes of all its globs together (E2BIG beyond).  Each is
+ * matched against every function of the module at each of its loads,
+ * where nothing may sleep: the work has to be bounded.
+ */
+#define KTRACK_PROBE_MODGLOB_MAX 512
 #define KTRACK_PROBE_MAX_STACK	64	/* stack_depth */
 #define KTRACK_PROBE_MAX_ACTIVE	4096	/* maxactive */
 #define KTRACK_PROBE_MAX_DATA	4096	/* fixed slots + strings per record */

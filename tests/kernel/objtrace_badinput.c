@@ -66,6 +66,9 @@ TEST_F(bad, config_rejected_and_nothing_changes)
 		{ "no such function", "ktrack_no_such_function_xyz", -EINVAL, NULL },
 		{ "notrace function (not traceable)", "trace_clock_local", -EINVAL, NULL },
 		{ "empty set", " ", -EINVAL, NULL },
+		/* ftrace's "remove": an empty filter would hook every function */
+		{ "a '!' removal", "kfree !kfree", -EINVAL, NULL },
+		{ "only a '!' removal", "!kfree", -EINVAL, NULL },
 	};
 	unsigned int i;
 

@@ -57,6 +57,77 @@ static void m_sym_tail(struct ktrack_probe_desc *d, unsigned char *b) { d->symbo
 static void m_sym_and_addr(struct ktrack_probe_desc *d, unsigned char *b) { d->addr = 0xffffffff81000000ULL; }
 static void m_pad0(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad0 = 1; }
 static void m_pad1(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad1 = 1; }
+/*
+ * An f MOD:GLOB blob over the test module: globs "ktrack_tpt_add" then
+ * "*" + 'q' x (w - 2) + "*" until 'total' bytes of globs in all.
+ */
+static size_t modglob_blob(unsigned char *b, size_t room, size_t total, size_t w)
+{
+	struct ktrack_probe_desc *d = (struct ktrack_probe_desc *)b;
+	char *f = (char *)b + sizeof(*d);
+	size_t used = 0, n;
+
+	memset(b, 0, room);
+	d->version = KTRACK_PROBE_DESC_VERSION;
+	d->hdr_size = sizeof(*d);
+	d->kind = KTRACK_PROBE_FUNCS;
+	d->flags = KTRACK_PROBE_F_ENTRY;
+	strcpy(d->name, "mg");
+	strcpy(d->module, PT_MODULE);
+	d->funcs_off = sizeof(*d);
+	n = strlen("ktrack_tpt_add");
+	memcpy(f, "ktrack_tpt_add", n + 1);
+	f += n + 1;
+	used = n;
+	d->nr_funcs = 1;
+	while (used < total) {
+		n = total - used < w ? total - used : w;
+		memset(f, 'q', n);
+		f[0] = '*';
+		f[n - 1] = '*';
+		f[n] = 0;
+		f += n + 1;
+		used += n;
+		d->nr_funcs++;
+	}
+	d->funcs_len = (unsigned char *)f - b - sizeof(*d);
+	d->size = sizeof(*d) + d->funcs_len;
+	return d->size;
+}
+
+/*
+ * f MOD:GLOB's globs are matched against every function of the module at
+ * each of its loads, preemption off: their bytes together are bounded
+ * (review 2026-11-27, S2: 1,024 globs like "*??...?Z" over a large module
+ * stalled the CPU for seconds).  ktrackctl says so before the kernel.
+ */
+TEST_F(desc, modglob_bytes_are_bounded)
+{
+	unsigned char *b = malloc(4096);
+	size_t len;
+
+	ASSERT_NE(NULL, b);
+	len = modglob_blob(b, 4096, KTRACK_PROBE_MODGLOB_MAX, 100);
+	EXPECT_EQ(0, pt_add_blob(self->fd, b, len, NULL));
+	len = modglob_blob(b, 4096, KTRACK_PROBE_MODGLOB_MAX + 1, 100);
+	((struct ktrack_probe_desc *)b)->name[1] = '2';
+	EXPECT_EQ(-E2BIG, pt_add_blob(self->fd, b, len, NULL));
+	len = modglob_blob(b, 4096, 20 * 127, 127);
+	((struct ktrack_probe_desc *)b)->name[1] = '3';
+	EXPECT_EQ(-E2BIG, pt_add_blob(self->fd, b, len, NULL));
+	free(b);
+	{
+		char spec[1024] = "f:mg4 " PT_MODULE ":ktrack_tpt_add";
+		size_t i;
+
+		for (i = 0; i < 5; i++)
+			strcat(spec, ",*qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq*");
+		EXPECT_NE(0, kt_run(self->out, sizeof(self->out), "%s probe compile '%s' -o /dev/null",
+				    kt_ktrackctl(), spec));
+		EXPECT_NE(NULL, strstr(self->out, "too long")) TH_LOG("%s", self->out);
+	}
+}
+
 static void m_pad2(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad2 = 1; }
 
 /* Explicitly padded (no implicit tail): the same size for 32-bit callers. */

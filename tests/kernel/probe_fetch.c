@@ -150,6 +150,43 @@ TEST_F(probe, faulting_reads_record_the_marker)
 	EXPECT_EQ(6, info.faults);
 }
 
+/*
+ * A string whose pointer chain faults before the string (+0(+0($arg1)))
+ * is an empty string at the end of the data, as docs/UAPI.md says.  Its
+ * slot used to be 0xffffffff, which a glob filter took for 64 KiB past
+ * the record and read (review 2026-11-27, S1-2; KASAN's witness).
+ */
+TEST_F(probe, faulted_string_chain_is_empty_for_the_filter)
+{
+	int id = pt_add(self->fd, "p:fs ktrack_tpt_ptr s=+0(+0($arg1)):string", NULL);
+	int idz = pt_add(self->fd, "p:fz ktrack_tpt_ptr s=+0(+0($arg1)):string if s ~ \"*Z\"", NULL);
+	int ide = pt_add(self->fd, "p:fe ktrack_tpt_ptr s=+0(+0($arg1)):string if s ~ \"*\"", NULL);
+	struct ktrack_probe_info info = { 0 };
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	uint32_t loc;
+
+	ASSERT_LT(0, id);
+	ASSERT_LT(0, idz);
+	ASSERT_LT(0, ide);
+	pt_calls(_metadata, 2);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	r = pt_next(self->buf, len, &pos, id, NULL);
+	ASSERT_NE(NULL, r);
+	memcpy(&loc, r->data, 4);
+	EXPECT_EQ(1, r->fault_mask);
+	EXPECT_EQ(0, loc & 0xffff);
+	EXPECT_GE(r->data_len, loc >> 16);
+	EXPECT_EQ(2, pt_count(self->buf, len, id, KTRACK_PROBE_EV_ENTRY));
+	/* the empty string matches "*" and not "*Z" */
+	EXPECT_EQ(0, pt_count(self->buf, len, idz, KTRACK_PROBE_EV_ENTRY));
+	EXPECT_EQ(2, pt_count(self->buf, len, ide, KTRACK_PROBE_EV_ENTRY));
+	ASSERT_EQ(0, pt_info(self->fd, idz, &info));
+	EXPECT_EQ(2, info.hits);
+	EXPECT_EQ(2, info.filtered);
+	EXPECT_EQ(2, info.faults);
+}
+
 TEST_F(probe, retval_duration_and_args_at_exit)
 {
 	int id = pt_add(self->fd, "r:rs ktrack_tpt_sleep ret=$retval:s32 dur=$duration ms=$arg1:u32", NULL);

@@ -13,6 +13,7 @@
  */
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include <fcntl.h>
+#include <sched.h>
 
 #include "kselftest_harness.h"
 #include "transport_lib.h"
@@ -295,6 +296,53 @@ TEST_F(acct, mapper_tail_past_head_does_not_wedge)
 	ASSERT_EQ(0, tp_stats(self->fd, cs, self->rd.ncpu, NULL));
 	for (cpu = 0; cpu < self->rd.ncpu; cpu++)
 		EXPECT_EQ(0, cs[cpu].lost_full) TH_LOG("cpu %d wedged", cpu);
+	tp_unmap(&self->rd);
+}
+
+/*
+ * A mapper's data_tail that is no record boundary (review 2026-11-27,
+ * S1-1): read() loaded the header at the tail before checking it, so a
+ * tail 2 bytes before the end of a 1-page data area read past it (an
+ * oops on the vmalloc guard page).  It is EIO, as docs/UAPI.md says, and
+ * a sane tail reads again afterwards.
+ */
+TEST_F(acct, mapper_misaligned_tail_is_eio)
+{
+	char text[104];
+	__u64 head = 0, tail;
+	cpu_set_t set;
+	char buf[8192];
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	self->fd = tp_open(1, KTRACK_MODE_DISCARD);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tp_map(&self->rd, self->fd, 1));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	/* 128-byte markers past the end of the data area, consumed as written */
+	memset(text, 'm', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	for (i = 0; i < 64 && head < 4096 + 512; i++) {
+		ASSERT_EQ((ssize_t)sizeof(text), write(self->fd, text, sizeof(text)));
+		head = __atomic_load_n(&self->rd.rings[0].ctrl->data_head, __ATOMIC_ACQUIRE);
+		self->rd.rings[0].ctrl->data_tail = head;
+	}
+	ASSERT_LE(4096 + 512, head);
+	ASSERT_GT(8192, head);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_STOP));
+	for (tail = 4089; tail < 4096; tail++) {
+		self->rd.rings[0].ctrl->data_tail = tail;
+		errno = 0;
+		EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf))) TH_LOG("tail %llu", tail);
+		EXPECT_EQ(EIO, errno) TH_LOG("tail %llu", tail);
+	}
+	/* a boundary again: the last record reads */
+	self->rd.rings[0].ctrl->data_tail = head - 128;
+	EXPECT_EQ(128, read(self->fd, buf, sizeof(buf)));
+	/* read(2) of nothing is nothing (review S3-3), not EINVAL */
+	EXPECT_EQ(0, read(self->fd, buf, 0));
 	tp_unmap(&self->rd);
 }
 

@@ -281,6 +281,18 @@ static int nobody_objtrace(int fd)
 	return ioctl(fd, KTRACK_IOC_OBJ_TRACK, &t) < 0 && errno == EPERM ? 0 : 3;
 }
 
+static int nobody_sessions(int fd)
+{
+	struct ktrack_session_req q = { .size = sizeof(q), .name = "priv" };
+	struct ktrack_session_req all = { .size = sizeof(all), .flags = KTRACK_SESSION_F_ALL };
+
+	if (!(ioctl(fd, KTRACK_IOC_SESSION_CREATE, &q) < 0 && errno == EPERM))
+		return 1;
+	if (!(ioctl(fd, KTRACK_IOC_SESSION_ATTACH, &q) < 0 && errno == EPERM))
+		return 2;
+	return ioctl(fd, KTRACK_IOC_SESSION_DESTROY, &all) < 0 && errno == EPERM ? 0 : 3;
+}
+
 static int nobody_reads(int fd)
 {
 	char buf[65536];
@@ -297,6 +309,17 @@ TEST_F(privacy, a_handed_over_fd_cannot_arm_without_privilege)
 	ASSERT_NE(NULL, nobody_blob) TH_LOG("%s", msg);
 	EXPECT_EQ(0, as_nobody(self->fd, nobody_probe_add)) TH_LOG("PROBE_ADD was not refused with EPERM");
 	EXPECT_EQ(0, as_nobody(self->fd, nobody_objtrace)) TH_LOG("objtrace was not refused with EPERM");
+	/* Named sessions: none made, reached or ended (review S3-4) */
+	{
+		int other = open("/dev/ktrack", O_RDWR | O_CLOEXEC);
+		struct ktrack_session_req q = { .size = sizeof(q), .name = "priv" };
+
+		ASSERT_LE(0, other);
+		ASSERT_EQ(0, ioctl(other, KTRACK_IOC_SESSION_CREATE, &q));
+		EXPECT_EQ(0, as_nobody(self->fd, nobody_sessions)) TH_LOG("a session ioctl was not refused with EPERM");
+		EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_SESSION_DESTROY, &q)) TH_LOG("'priv' was gone: %s", strerror(errno));
+		close(other);
+	}
 	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
 	EXPECT_EQ(0, as_nobody(self->fd, nobody_reads));
 	/* Root can still arm through the same fd. */

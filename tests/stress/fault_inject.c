@@ -34,7 +34,13 @@ static int write_file(const char *path, const char *val)
 	return ret;
 }
 
-/* Arm fail-nth for this thread; read back whether it fired. */
+/*
+ * Arm fail-nth for this thread; read back whether it fired.  One open file
+ * (opening it would be a fault point itself), read with pread() at 0 as
+ * syzkaller does: the file has no llseek, so lseek() fails (ESPIPE since
+ * 6.12) and a second read() is at its end and reads nothing, which looked
+ * like "fired" and left the count armed into the next steps.
+ */
 static int fail_nth_fd = -1;
 
 static void arm(int n)
@@ -42,16 +48,21 @@ static void arm(int n)
 	char v[16];
 
 	snprintf(v, sizeof(v), "%d", n);
-	lseek(fail_nth_fd, 0, SEEK_SET);
-	(void)!write(fail_nth_fd, v, strlen(v));
+	if (write(fail_nth_fd, v, strlen(v)) != (ssize_t)strlen(v)) {
+		printf("Bail out! arm fail-nth %d: %s\n", n, strerror(errno));
+		exit(1);
+	}
 }
 
 static int fired(void)
 {
 	char v[16] = "";
+	ssize_t len = pread(fail_nth_fd, v, sizeof(v) - 1, 0);
 
-	lseek(fail_nth_fd, 0, SEEK_SET);
-	(void)!read(fail_nth_fd, v, sizeof(v) - 1);
+	if (len <= 0) {
+		printf("Bail out! read fail-nth: %s\n", len < 0 ? strerror(errno) : "nothing");
+		exit(1);
+	}
 	/* Reads 0 once the failure was injected; disarm either way. */
 	if (atoi(v) != 0) {
 		arm(0);

@@ -54,8 +54,10 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
     return fmt::format("cannot add probe '{}': no traceable function of module {} matches {}", spec.name,
                        spec.module, t);
   if (mod_glob && err == E2BIG)
-    return fmt::format("cannot add probe '{}': {} matches more than {} functions: narrow the glob", spec.name,
-                       t, KTRACK_PROBE_MAX_FUNCS);
+    return fmt::format(
+        "cannot add probe '{}': {} matches more than {} functions, or its patterns exceed {} bytes in all: "
+        "narrow the glob",
+        spec.name, t, KTRACK_PROBE_MAX_FUNCS, KTRACK_PROBE_MODGLOB_MAX);
   if (mod_glob && err == EINVAL)
     return fmt::format(
         "cannot add probe '{}': the kernel rejected {} (a ktrack.ko older than f MOD:GLOB, or ktrackctl "

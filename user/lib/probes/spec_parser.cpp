@@ -211,6 +211,7 @@ void Parser::parse_target(const Tok &tok) {
     // MOD:GLOB[,GLOB...]: the globs are matched in the kernel against that
     // module's functions when it loads (or now, when it is loaded).
     size_t start = parse_module(list, tok.pos);
+    size_t glob_bytes = 0;
     while (true) {
       size_t comma = list.find(',', start);
       std::string pat = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
@@ -227,6 +228,12 @@ void Parser::parse_target(const Tok &tok) {
         err(tok.pos + start, fmt::format("glob is too long (max {} characters)", KTRACK_PROBE_SYM_MAX - 1));
       if (!s_.module.empty() && s_.patterns.size() >= KTRACK_PROBE_MAX_FUNCS)
         err(tok.pos + start, fmt::format("too many globs (max {})", KTRACK_PROBE_MAX_FUNCS));
+      glob_bytes += pat.size();
+      if (!s_.module.empty() && glob_bytes > KTRACK_PROBE_MODGLOB_MAX)
+        err(tok.pos + start,
+            fmt::format("the globs of one module are too long ({} bytes in all at most: the kernel matches "
+                        "each against every function of the module at its load)",
+                        KTRACK_PROBE_MODGLOB_MAX));
       s_.patterns.push_back(pat);
       if (comma == std::string::npos) break;
       start = comma + 1;
