@@ -57,8 +57,12 @@ int ktrack_session_write_meta(struct ktrack_session *s, u16 type,
  * reservation, so nothing falls between them and neither is dropped,
  * overwritten or read without the other.  0 or -ENOSPC (both dropped).
  */
-/* Would an event written now be kept (running, pid/CPU filters)?  A hint. */
+/*
+ * Would an event written now be kept (running, not paused by a STOP
+ * action, pid/CPU filters)?  A hint.  selects(): the same, paused or not.
+ */
 bool ktrack_session_accepts(struct ktrack_session *s);
+bool ktrack_session_selects(struct ktrack_session *s);
 int ktrack_session_write_linked(struct ktrack_session *s, u16 type, const void *payload,
 				u32 len, u16 type2, const void *payload2, u32 len2);
 

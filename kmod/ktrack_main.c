@@ -110,8 +110,8 @@ static ssize_t ktrack_write(struct file *file, const char __user *buf, size_t co
 	if (IS_ERR(text))
 		return PTR_ERR(text);
 	s = ktrack_file_session(file->private_data);
-	if (!READ_ONCE(s->running))
-		ret = -ENODATA;
+	if (!READ_ONCE(s->running) || READ_ONCE(s->trig_off))
+		ret = -ENODATA;	/* stopped, or paused by a STOP action */
 	else if (ktrack_session_write(s, KTRACK_REC_MARKER, text, count + 1))
 		ret = -ENOSPC;
 	else
@@ -166,7 +166,7 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.size = sizeof(v);
 	v.abi_version = KTRACK_ABI_VERSION;
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
-		     KTRACK_FEAT_STATS_WAKEUPS | ktrack_probe_features() |
+		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | ktrack_probe_features() |
 		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
 	strscpy(v.kernel_release, utsname()->release, sizeof(v.kernel_release));

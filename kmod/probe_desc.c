@@ -399,6 +399,28 @@ static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 	return s == end ? 0 : -EINVAL;
 }
 
+/* The actions: known types, zero padding, each type once. */
+static int kt_copy_actions(struct kt_probe *p, const struct ktrack_probe_desc *d)
+{
+	const struct ktrack_probe_action *ua;
+	u32 seen = 0;
+	u16 i;
+
+	ua = (const struct ktrack_probe_action *)((const char *)d + d->actions_off);
+	for (i = 0; i < d->nr_actions; i++) {
+		if (!ua[i].type || ua[i].type > KTRACK_ACT_MAX || ua[i].__pad ||
+		    (seen & BIT(ua[i].type)))
+			return -EINVAL;
+		seen |= BIT(ua[i].type);
+		p->actions[i].type = ua[i].type;
+		p->actions[i].count = ua[i].count;
+		atomic64_set(&p->actions[i].fired, 0);
+	}
+	p->nr_actions = d->nr_actions;
+	p->has_start = seen & BIT(KTRACK_ACT_START);
+	return 0;
+}
+
 static bool kt_str_section_ok(const struct ktrack_probe_desc *d, u32 off, u32 len)
 {
 	if (!kt_section_ok(d, off, len, 1))
@@ -424,7 +446,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	u16 i;
 
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
-	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad0 || d->__pad1 || d->__pad2)
+	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad2)
 		return ERR_PTR(-EINVAL);
 	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_EVENT)
 		return ERR_PTR(-EINVAL);
@@ -438,13 +460,15 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		return ERR_PTR(-EINVAL);
 	if (d->nr_fetch > KTRACK_PROBE_MAX_FETCH || d->nr_insns > KTRACK_PROBE_MAX_INSNS ||
 	    d->nr_funcs > KTRACK_PROBE_MAX_FUNCS || d->stack_depth > KTRACK_PROBE_MAX_STACK ||
-	    d->maxactive > KTRACK_PROBE_MAX_ACTIVE)
+	    d->maxactive > KTRACK_PROBE_MAX_ACTIVE || d->nr_actions > KTRACK_PROBE_MAX_ACTIONS)
 		return ERR_PTR(-EINVAL);
 	if (!kt_section_ok(d, d->fetch_off, (u64)d->nr_fetch * sizeof(*uf), 8) ||
 	    !kt_section_ok(d, d->insns_off, (u64)d->nr_insns * sizeof(struct ktrack_probe_insn), 8) ||
 	    !kt_str_section_ok(d, d->funcs_off, d->funcs_len) ||
 	    !kt_str_section_ok(d, d->strtab_off, d->strtab_len) ||
-	    !kt_str_section_ok(d, d->spec_off, d->spec_len))
+	    !kt_str_section_ok(d, d->spec_off, d->spec_len) ||
+	    !kt_section_ok(d, d->actions_off,
+			   (u64)d->nr_actions * sizeof(struct ktrack_probe_action), 8))
 		return ERR_PTR(-EINVAL);
 
 	/*
@@ -497,6 +521,9 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	atomic64_set(&p->recorded, 0);
 	p->maxactive = d->maxactive;
 	p->stack_depth = d->stack_depth;
+	ret = kt_copy_actions(p, d);
+	if (ret)
+		goto err;
 	p->nr_fetch = d->nr_fetch;
 	p->nr_insns = d->nr_insns;
 	p->nr_funcs = d->kind == KTRACK_PROBE_FUNCS ? d->nr_funcs : 1;

@@ -436,9 +436,9 @@ NOKPROBE_SYMBOL(kt_filter);
  * the unwinder did not see) only ktrack's own frames are cut.
  */
 static notrace u32 kt_build_stack(struct kt_probe *p, struct ktrack_rec_stack *st,
-				  unsigned long *raw, u16 event, u64 ip, u64 parent_ip)
+				  unsigned long *raw, u32 depth, u16 event, u64 ip, u64 parent_ip)
 {
-	u32 n = stack_trace_save(raw, p->stack_depth + KT_STACK_ABOVE, 0);
+	u32 n = stack_trace_save(raw, depth + KT_STACK_ABOVE, 0);
 	bool at_ip = event != KTRACK_PROBE_EV_TP && ip, found = false;
 	u32 i, first = 0, nr = 0;
 
@@ -463,7 +463,7 @@ static notrace u32 kt_build_stack(struct kt_probe *p, struct ktrack_rec_stack *s
 		while (first < n && within_module(raw[first], THIS_MODULE))
 			first++;
 	}
-	for (i = first; i < n && nr < p->stack_depth; i++)
+	for (i = first; i < n && nr < depth; i++)
 		st->ips[nr++] = raw[i];
 	st->probe_id = p->id;
 	st->nr = nr;
@@ -471,12 +471,97 @@ static notrace u32 kt_build_stack(struct kt_probe *p, struct ktrack_rec_stack *s
 }
 NOKPROBE_SYMBOL(kt_build_stack);
 
+/*
+ * Triggers (KTRACK_ACT_*), in the manner of ftrace's traceoff/traceon
+ * counts: an action acts only when it changes something (STOP on a
+ * session recording, START on a paused one), at most 'count' times; the
+ * count is taken first, so two CPUs racing for its last turn act once.
+ * Its TRIGGER record marks the moment in the trace.
+ */
+static notrace bool kt_action_take(struct kt_action *a, u64 *nth)
+{
+	s64 old = atomic64_read(&a->fired);
+
+	do {
+		if (a->count && old >= a->count)
+			return false;
+	} while (!atomic64_try_cmpxchg(&a->fired, &old, old + 1));
+	*nth = old + 1;
+	return true;
+}
+NOKPROBE_SYMBOL(kt_action_take);
+
+static notrace void kt_trigger_rec(struct kt_probe *p, u16 type, u64 nth)
+{
+	struct ktrack_rec_trigger t = {
+		.probe_id = p->id,
+		.action = type,
+		.nth = nth,
+	};
+
+	/* lost like any record when the ring refuses it (counted there) */
+	ktrack_session_write(p->session, KTRACK_REC_TRIGGER, &t, sizeof(t));
+}
+NOKPROBE_SYMBOL(kt_trigger_rec);
+
+/* Before the hit's record: START resumes a paused session. */
+static notrace void kt_actions_before(struct kt_probe *p)
+{
+	struct ktrack_session *s = p->session;
+	u64 nth;
+	u16 i;
+
+	for (i = 0; i < p->nr_actions; i++) {
+		struct kt_action *a = &p->actions[i];
+
+		if (a->type != KTRACK_ACT_START || !READ_ONCE(s->trig_off) ||
+		    !kt_action_take(a, &nth))
+			continue;
+		WRITE_ONCE(s->trig_off, 0);
+		kt_trigger_rec(p, a->type, nth);
+	}
+}
+NOKPROBE_SYMBOL(kt_actions_before);
+
+/* Does this hit get a stack by a STACK action? */
+static notrace bool kt_action_stack(struct kt_probe *p)
+{
+	u64 nth;
+	u16 i;
+
+	for (i = 0; i < p->nr_actions; i++)
+		if (p->actions[i].type == KTRACK_ACT_STACK)
+			return kt_action_take(&p->actions[i], &nth);
+	return false;
+}
+NOKPROBE_SYMBOL(kt_action_stack);
+
+/* After the hit's record: STOP pauses the session, this hit its last record. */
+static notrace void kt_actions_after(struct kt_probe *p)
+{
+	struct ktrack_session *s = p->session;
+	u64 nth;
+	u16 i;
+
+	for (i = 0; i < p->nr_actions; i++) {
+		struct kt_action *a = &p->actions[i];
+
+		if (a->type != KTRACK_ACT_STOP || READ_ONCE(s->trig_off) ||
+		    !kt_action_take(a, &nth))
+			continue;
+		kt_trigger_rec(p, a->type, nth);
+		WRITE_ONCE(s->trig_off, 1);
+	}
+}
+NOKPROBE_SYMBOL(kt_actions_after);
+
 notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 			   u64 ip, u64 parent_ip)
 {
 	struct ktrack_rec_probe *rec;
 	struct kt_scratch *sc;
-	u32 dyn, fault = 0;
+	u32 dyn, fault = 0, depth;
+	bool acts = false;
 	int nest;
 	u16 i;
 
@@ -488,7 +573,8 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	 * fetched.  A hit that sees 'running' here and loses the race with
 	 * STOP is counted as dropped by the failed write below.
 	 */
-	if (unlikely(!READ_ONCE(p->session->running))) {
+	if (unlikely(!READ_ONCE(p->session->running) ||
+		     (READ_ONCE(p->session->trig_off) && !p->has_start))) {
 		this_cpu_inc(p->stats->idle);
 		preempt_enable_notrace();
 		return;
@@ -522,7 +608,20 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		this_cpu_inc(p->stats->dropped);
 		goto out;
 	}
-	if (p->stack_depth) {
+	depth = p->stack_depth;
+	if (unlikely(p->nr_actions)) {
+		/* actions only for hits the session's pid/CPU filters keep */
+		acts = ktrack_session_selects(p->session);
+		if (acts && p->has_start)
+			kt_actions_before(p);
+		if (READ_ONCE(p->session->trig_off)) {
+			this_cpu_inc(p->stats->idle);
+			goto out;
+		}
+		if (acts && !depth && kt_action_stack(p))
+			depth = KTRACK_ACT_STACK_DEPTH;
+	}
+	if (depth) {
 		/* one reservation for both: no record between them, no half pair */
 		struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)sc->stack[nest - 1];
 		u32 slen = sizeof(*st);
@@ -534,14 +633,16 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		st->probe_id = p->id;
 		st->nr = 0;
 		if (ktrack_session_accepts(p->session))
-			slen = kt_build_stack(p, st, sc->raw[nest - 1], event, ip, parent_ip);
+			slen = kt_build_stack(p, st, sc->raw[nest - 1], depth, event, ip,
+					      parent_ip);
 		if (ktrack_session_write_linked(p->session, KTRACK_REC_PROBE, rec,
 						sizeof(*rec) + dyn, KTRACK_REC_STACK, st, slen))
 			this_cpu_inc(p->stats->dropped);
-		goto out;
-	}
-	if (ktrack_session_write(p->session, KTRACK_REC_PROBE, rec, sizeof(*rec) + dyn))
+	} else if (ktrack_session_write(p->session, KTRACK_REC_PROBE, rec, sizeof(*rec) + dyn)) {
 		this_cpu_inc(p->stats->dropped);
+	}
+	if (acts)
+		kt_actions_after(p);
 out:
 	this_cpu_dec(kt_scratch->nest);
 	preempt_enable_notrace();

@@ -142,6 +142,13 @@ void kt_event_exit(void);
 struct trace_event_call;
 int kt_event_check_layout(struct kt_probe *p, struct trace_event_call *call);
 
+/* A trigger (ktrack_probe_action), run by the handler (probe_fetch.c). */
+struct kt_action {
+	u16 type;			/* KTRACK_ACT_* */
+	u32 count;			/* times it acts; 0 = always */
+	atomic64_t fired;		/* times asked, the last one's 'nth' */
+};
+
 struct kt_probe {
 	struct list_head node;		/* kt_probes, under kt_probe_lock */
 	struct ktrack_session *session;
@@ -162,6 +169,9 @@ struct kt_probe {
 	atomic64_t recorded;		/* records counted against hit_limit */
 	u32 maxactive;
 	u32 stack_depth;
+	u16 nr_actions;
+	bool has_start;			/* a START action: runs while paused */
+	struct kt_action actions[KTRACK_PROBE_MAX_ACTIONS];
 	u16 nr_fetch;
 	u16 nr_insns;
 	u32 fixed_len;			/* bytes of the slots */

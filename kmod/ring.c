@@ -387,6 +387,9 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	preempt_disable_notrace();
 	if (kind != RESERVE_FORCED && !READ_ONCE(s->running))
 		goto out;
+	/* Paused by a STOP action: events are not produced, as when stopped. */
+	if (kind == RESERVE_EVENT && READ_ONCE(s->trig_off))
+		goto out;
 	/* Pairs with smp_store_release(&s->running) at start. */
 	smp_rmb();
 	/*
@@ -493,6 +496,13 @@ int notrace ktrack_session_write(struct ktrack_session *s, u16 type, const void 
  * and counts.  Preemption disabled by the caller.
  */
 bool notrace ktrack_session_accepts(struct ktrack_session *s)
+{
+	return READ_ONCE(s->running) && !READ_ONCE(s->trig_off) &&
+	       !filtered_out(s, smp_processor_id());
+}
+
+/* As ktrack_session_accepts(), paused by a STOP action or not (triggers). */
+bool notrace ktrack_session_selects(struct ktrack_session *s)
 {
 	return READ_ONCE(s->running) && !filtered_out(s, smp_processor_id());
 }

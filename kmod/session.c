@@ -244,6 +244,7 @@ int ktrack_session_start_locked(struct ktrack_session *s)
 	s->state = KTRACK_STATE_RUNNING;
 	session_flush_seen_all(s);
 	s->touched = true;
+	WRITE_ONCE(s->trig_off, 0);	/* a new run is not paused */
 	static_branch_inc(&ktrack_active_key);
 	/* Rings before 'running': pairs with smp_rmb() in the writer. */
 	smp_store_release(&s->running, 1);

@@ -49,6 +49,11 @@ struct ktrack_session {
 	u32 wm_bytes;			/* wakeup watermark */
 	u32 state;			/* KTRACK_STATE_* */
 	int running;			/* read locklessly by writers */
+	/*
+	 * A probe's STOP action paused recording (a START action or the
+	 * START ioctl resumes it): set and read locklessly by handlers.
+	 */
+	int trig_off;
 	bool dead;			/* torn down: destroyed or closed */
 	bool touched;			/* configured, started, mapped, ... */
 	/*

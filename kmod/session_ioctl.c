@@ -107,7 +107,7 @@ static long session_get_stats(struct ktrack_session *s, void __user *arg)
 	u32 usize, cpu, n, esize, copy;
 	int ret;
 
-	ret = ktrack_copy_sized_in(&st, sizeof(st), sizeof(st), arg, &usize);
+	ret = ktrack_copy_sized_in(&st, sizeof(st), KTRACK_STATS_SIZE_V1, arg, &usize);
 	if (ret)
 		return ret;
 	/*
@@ -136,6 +136,8 @@ static long session_get_stats(struct ktrack_session *s, void __user *arg)
 			ktrack_ring_fill_stats(s->rings[cpu], &cs[cpu]);
 	}
 	st.state = s->state;
+	st.flags = READ_ONCE(s->trig_off) ? KTRACK_STATS_F_TRIG_STOPPED : 0;
+	st.__pad = 0;
 	mutex_unlock(&s->mmap_lock);
 	mutex_unlock(&s->lock);
 	ret = 0;

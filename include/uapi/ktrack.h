@@ -27,6 +27,7 @@
 #define KTRACK_FEAT_EVENT_BY_NAME (1ULL << 13)	/* KTRACK_FETCH_F_BY_NAME: e probes on modules not loaded */
 #define KTRACK_FEAT_LINKED_STACK (1ULL << 14)	/* a STACK record is linked to its PROBE record */
 #define KTRACK_FEAT_STATS_WAKEUPS (1ULL << 15)	/* ktrack_cpu_stats_ext, cpu_stats_size */
+#define KTRACK_FEAT_TRIGGERS	(1ULL << 16)	/* probe actions (desc.nr_actions), KTRACK_REC_TRIGGER */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -71,6 +72,7 @@ enum ktrack_rec_type {
 	KTRACK_REC_TEST_SEQ	= 5,	/* test only: struct ktrack_rec_test_seq */
 	KTRACK_REC_MODULE	= 6,	/* struct ktrack_rec_module */
 	KTRACK_REC_MODULE_SYMS	= 7,	/* struct ktrack_rec_module_syms */
+	KTRACK_REC_TRIGGER	= 8,	/* struct ktrack_rec_trigger */
 	KTRACK_REC_PROBE	= 16,	/* struct ktrack_rec_probe */
 	KTRACK_REC_STACK	= 17,	/* struct ktrack_rec_stack */
 	KTRACK_REC_OBJ_HIT	= 32,	/* object tracker records (issue 5) */
@@ -154,6 +156,18 @@ struct ktrack_rec_stack {
 	__u64 ips[];
 };
 
+/*
+ * A probe's action ran (KTRACK_FEAT_TRIGGERS): written after the hit's
+ * record for STOP and STACK, before it for START (the hit that starts
+ * recording is its first record, the one that stops it its last).
+ */
+struct ktrack_rec_trigger {
+	__u32 probe_id;
+	__u16 action;		/* KTRACK_ACT_* */
+	__u16 __pad;
+	__u64 nth;		/* 1 the first time this action ran */
+};
+
 /* ---- Sessions and buffers (issue 3): additions announced by a feature bit ---- */
 #define KTRACK_MODE_DISCARD	0	/* drop newest when full */
 #define KTRACK_MODE_OVERWRITE	1	/* flight recorder: keep newest */
@@ -210,7 +224,13 @@ struct ktrack_stats {
 	 * struct ktrack_cpu_stats_ext, its tail past the kernel's zeroed.
 	 */
 	__u32 cpu_stats_size;
+	/* KTRACK_FEAT_TRIGGERS, size >= 32: */
+	__u32 flags;		/* out: KTRACK_STATS_F_* */
+	__u32 __pad;
 };
+#define KTRACK_STATS_SIZE_V1	24	/* sizeof(struct ktrack_stats) before 'flags' */
+/* A probe's STOP action paused recording (until a START action or ioctl). */
+#define KTRACK_STATS_F_TRIG_STOPPED (1U << 0)
 #define KTRACK_STATE_IDLE	0	/* configured, never started */
 #define KTRACK_STATE_RUNNING	1
 #define KTRACK_STATE_STOPPED	2
@@ -383,7 +403,7 @@ struct ktrack_probe_desc {
 	__u16 nr_fetch;
 	__u16 nr_insns;
 	__u16 nr_funcs;		/* f: NUL-terminated names (globs with module) in funcs */
-	__u16 __pad0;
+	__u16 nr_actions;	/* KTRACK_FEAT_TRIGGERS: struct ktrack_probe_action[] */
 	__u32 fetch_off;	/* struct ktrack_probe_fetch[nr_fetch] */
 	__u32 insns_off;	/* struct ktrack_probe_insn[nr_insns] */
 	__u32 funcs_off;	/* f: names, back to back */
@@ -392,8 +412,29 @@ struct ktrack_probe_desc {
 	__u32 strtab_len;
 	__u32 spec_off;		/* the source text, NUL-terminated (display) */
 	__u32 spec_len;
-	__u32 __pad1;
+	__u32 actions_off;	/* KTRACK_FEAT_TRIGGERS, 8-aligned (0 when none) */
 	__u32 __pad2;		/* no tail padding: 312 bytes on 32-bit too */
+};
+
+/*
+ * Actions (triggers), run in the handler by a hit that passed the filter
+ * and the hit limit, in the manner of ftrace's traceoff/traceon/stacktrace
+ * triggers.  STOP pauses recording of the whole session after this hit's
+ * record (KTRACK_STATS_F_TRIG_STOPPED; START ioctl or a START action
+ * resumes it); START resumes it before this hit's record; STACK adds this
+ * hit's kernel stack (stack_depth frames, KTRACK_ACT_STACK_DEPTH when 0).
+ * Each writes a KTRACK_REC_TRIGGER record.  count: times it acts, 0 = always.
+ */
+#define KTRACK_ACT_STOP		1
+#define KTRACK_ACT_START	2
+#define KTRACK_ACT_STACK	3
+#define KTRACK_ACT_MAX		3
+#define KTRACK_PROBE_MAX_ACTIONS 8
+#define KTRACK_ACT_STACK_DEPTH	32
+struct ktrack_probe_action {
+	__u16 type;		/* KTRACK_ACT_* */
+	__u16 __pad;
+	__u32 count;
 };
 
 /* How a probe is attached (ktrack_probe_info.mechanism). */

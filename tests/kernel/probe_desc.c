@@ -55,8 +55,9 @@ static void m_name_unterminated(struct ktrack_probe_desc *d, unsigned char *b) {
 static void m_sym_unterminated(struct ktrack_probe_desc *d, unsigned char *b) { memset(d->symbol, 'a', sizeof(d->symbol)); }
 static void m_sym_tail(struct ktrack_probe_desc *d, unsigned char *b) { d->symbol[100] = 'x'; }
 static void m_sym_and_addr(struct ktrack_probe_desc *d, unsigned char *b) { d->addr = 0xffffffff81000000ULL; }
-static void m_pad0(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad0 = 1; }
-static void m_pad1(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad1 = 1; }
+static void m_actions_nowhere(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_actions = 1; }
+static void m_actions_off(struct ktrack_probe_desc *d, unsigned char *b) { d->actions_off = 8; }
+static void m_actions_many(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_actions = KTRACK_PROBE_MAX_ACTIONS + 1; d->actions_off = d->fetch_off; }
 /*
  * An f MOD:GLOB blob over the test module: globs "ktrack_tpt_add" then
  * "*" + 'q' x (w - 2) + "*" until 'total' bytes of globs in all.
@@ -177,7 +178,8 @@ static const struct mutation mutations[] = {
 	{ "empty name", m_name_empty }, { "name chars", m_name_chars },
 	{ "name unterminated", m_name_unterminated }, { "symbol unterminated", m_sym_unterminated },
 	{ "symbol tail", m_sym_tail }, { "symbol and addr", m_sym_and_addr },
-	{ "pad0", m_pad0 }, { "pad1", m_pad1 }, { "pad2", m_pad2 }, { "maxactive on p", m_maxactive },
+	{ "actions without a section", m_actions_nowhere }, { "actions_off without actions", m_actions_off },
+	{ "too many actions", m_actions_many }, { "pad2", m_pad2 }, { "maxactive on p", m_maxactive },
 	{ "stack depth", m_stack }, { "nr_fetch", m_nr_fetch }, { "nr_insns", m_nr_insns },
 	{ "fetch_off past end", m_fetch_off }, { "fetch_off unaligned", m_fetch_off_unaligned },
 	{ "fetch_off in header", m_fetch_off_hdr }, { "insns_off overflow", m_insns_off },

@@ -146,6 +146,15 @@ const BadSpec kBad[] = {
     {"r1a vfs_read", "1a", "bad MAXACTIVE"},
     {"p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))))))))))", "+0(+0(", "too long"},
     {"p vfs_read a=%di:ustring", "ustring", "a register holds no string"},
+    // actions (triggers) after the filter
+    {"p vfs_read => halt", "halt", "unknown action 'halt'"},
+    {"p vfs_read => stop:0", "0", "must be a count from 1"},
+    {"p vfs_read => stop:x", "x", "must be a count from 1"},
+    {"p vfs_read => stop:99999999999", "99999999999", "must be a count from 1"},
+    {"p vfs_read => stack => stack:2", "stack:2", "given twice"},
+    {"p vfs_read =>", "", "needs an action"},
+    {"p vfs_read => stop =>", "", "needs an action"},
+    {"p vfs_read if => stop", "=> stop", "'if' needs a condition"},
 };
 
 // Each spec parses, and resolving it is refused with a message containing msg.
@@ -194,6 +203,56 @@ TEST(ProbeSpec, MalformedSpecsGetMessageAndCaret) {
           << text;
     }
   }
+}
+
+TEST(ProbeSpec, ActionsAfterTheFilter) {
+  auto s = parse_probe_spec("r:bad mydrv:mydrv_submit ret=$retval:s32 if ret < 0 => stop");
+  EXPECT_EQ("ret < 0", s.filter);
+  ASSERT_EQ(1u, s.actions.size());
+  EXPECT_EQ(KTRACK_ACT_STOP, s.actions[0].type);
+  EXPECT_EQ(0u, s.actions[0].count);
+  // several, with counts, with or without a second '=>'; no filter
+  auto m = parse_probe_spec("p vfs_read a=$arg1 => stop:3 stack:10 => start");
+  EXPECT_TRUE(m.filter.empty());
+  ASSERT_EQ(1u, m.args.size());
+  ASSERT_EQ(3u, m.actions.size());
+  EXPECT_EQ(KTRACK_ACT_STOP, m.actions[0].type);
+  EXPECT_EQ(3u, m.actions[0].count);
+  EXPECT_EQ(KTRACK_ACT_STACK, m.actions[1].type);
+  EXPECT_EQ(10u, m.actions[1].count);
+  EXPECT_EQ(KTRACK_ACT_START, m.actions[2].type);
+  EXPECT_STREQ("stack", action_name(KTRACK_ACT_STACK));
+  // "=>" inside a quoted string is the filter's
+  auto q = parse_probe_spec("p vfs_read if comm == \"a=>b\" => stack");
+  EXPECT_EQ("comm == \"a=>b\"", q.filter);
+  ASSERT_EQ(1u, q.actions.size());
+}
+
+TEST(ProbeCompiler, ActionsGoToTheKernel) {
+  FakeSymbols syms;
+  auto s = parse_probe_spec("f:x vfs_read,vfs_write a=$arg1:u8 if a == 1 => stop:2 stack");
+  resolve_symbols(s, syms);
+  auto blob = compile_probe(s);
+  ASSERT_EQ(0u, blob.size() % 8);
+  ktrack_probe_desc d;
+  std::memcpy(&d, blob.data(), sizeof(d));
+  ASSERT_EQ(2, d.nr_actions);
+  EXPECT_EQ(0u, d.actions_off % 8);
+  ASSERT_LE(d.actions_off + 2 * sizeof(ktrack_probe_action), blob.size());
+  ktrack_probe_action a[2];
+  std::memcpy(a, blob.data() + d.actions_off, sizeof(a));
+  EXPECT_EQ(KTRACK_ACT_STOP, a[0].type);
+  EXPECT_EQ(2u, a[0].count);
+  EXPECT_EQ(KTRACK_ACT_STACK, a[1].type);
+  EXPECT_EQ(0u, a[1].count);
+  EXPECT_EQ(0, a[0].__pad);
+  // none: no section
+  auto n = parse_probe_spec("p vfs_read");
+  resolve_symbols(n, syms);
+  auto nb = compile_probe(n);
+  std::memcpy(&d, nb.data(), sizeof(d));
+  EXPECT_EQ(0, d.nr_actions);
+  EXPECT_EQ(0u, d.actions_off);
 }
 
 TEST(ProbeSpec, KprobeFullForm) {

@@ -3,6 +3,7 @@
 
 #include "util/glob.hpp"
 #include "util/json.hpp"
+#include "util/size.hpp"
 
 using namespace ktrack;
 
@@ -43,5 +44,20 @@ TEST(Json, Escape) {
     b.clear();
     json_escape(b, in);
     EXPECT_EQ(want, fmt::to_string(b)) << in;
+  }
+}
+
+TEST(Size, Parse) {
+  EXPECT_EQ(ktrack::parse_size("4096"), 4096u);
+  EXPECT_EQ(ktrack::parse_size("64M", "--flight"), 64ull << 20);
+  EXPECT_EQ(ktrack::parse_size("1G"), 1ull << 30);
+  EXPECT_EQ(ktrack::parse_size("512k"), 512ull << 10);
+  EXPECT_EQ(ktrack::parse_size("2MiB"), 2ull << 20);
+  for (const char *bad : {"", "M", "0", "0M", "-1", "1.5M", "12Q", "1T", "2048G", "99999999999999999999"})
+    EXPECT_THROW(ktrack::parse_size(bad, "--flight"), ktrack::UsageError) << bad;
+  try {
+    ktrack::parse_size("12Q", "--flight");
+  } catch (const ktrack::UsageError &e) {
+    EXPECT_NE(std::string(e.what()).find("--flight '12Q': expected a size"), std::string::npos) << e.what();
   }
 }

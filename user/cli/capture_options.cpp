@@ -7,7 +7,9 @@
 
 #include "command.hpp"
 #include "device/session.hpp"
+#include "probes/probe_spec.hpp"
 #include "util/error.hpp"
+#include "util/size.hpp"
 
 namespace ktrackctl {
 
@@ -23,6 +25,9 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f) {
   cmd->add_option("--buffer-pages", f.buf_pages, "Ring buffer pages per CPU (power of two)");
   cmd->add_option("--mode", f.mode, "discard (drop newest when full) or overwrite (keep newest)");
   cmd->add_option("--clock", f.clock, "Timestamp clock: local, mono or boot");
+  cmd->add_option("--flight", f.flight,
+                  "Flight recorder: keep the newest SIZE (64M, 1G) over all CPUs, read at the end (a "
+                  "probe's '=> stop', Ctrl-C or -d)");
 }
 
 void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
@@ -40,6 +45,20 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
   }
   if (!f.mode.empty()) o.mode = ktrack::parse_mode(f.mode);
   if (!f.clock.empty()) o.clock = ktrack::parse_clock(f.clock);
+  if (!f.flight.empty()) o.flight_bytes = ktrack::parse_size(f.flight, "--flight");
+  // A probe's '=> stop' ends the run, unless a '=> start' may resume it.
+  bool stop = false, start = false;
+  for (const auto &s : o.specs) {
+    try {
+      for (const auto &a : ktrack::parse_probe_spec(s).actions) {
+        stop |= a.type == KTRACK_ACT_STOP;
+        start |= a.type == KTRACK_ACT_START;
+      }
+    } catch (const ktrack::UsageError &) {
+      // not a probe spec (objtrace...), or a bad one: reported when attached
+    }
+  }
+  o.end_on_trigger_stop = stop && !start;
 }
 
 void start_capture(ktrack::Capture &cap, const std::string &what) {
@@ -56,6 +75,9 @@ void print_capture_summary(const ktrack::Capture &cap, const char *what) {
   if (st.after_count)
     fmt::print(stderr, "{}: --count reached: {} more records produced before the stop were not shown\n", what,
                st.after_count);
+  if (st.trigger_stopped)
+    fmt::print(stderr, "{}: a probe's '=> stop' action ended the recording (its trigger record marks the moment)\n",
+               what);
   for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
 }
 

@@ -23,6 +23,7 @@ struct CaptureFlags {
   uint32_t buf_pages = 0;
   std::string mode;
   std::string clock;
+  std::string flight;
 };
 
 void add_capture_flags(CLI::App *cmd, CaptureFlags &f);

@@ -2,11 +2,14 @@
 
 #include <fmt/core.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <exception>
+#include <thread>
 
 #include "probes/probe_attach.hpp"
 #include "util/error.hpp"
@@ -57,6 +60,25 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
                         c));
       config_.cpu_mask |= 1ull << c;
     }
+  }
+  if (opts_.flight_bytes) {
+    if (opts_.buf_pages || (opts_.mode && *opts_.mode != KTRACK_MODE_OVERWRITE))
+      throw UsageError("--flight sizes the buffer and keeps the newest records: leave out --buffer-pages and --mode");
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t want = opts_.flight_bytes / std::max<uint32_t>(nr_cpus_, 1) / page;
+    uint32_t pages = 1;
+    while (pages * 2ull <= want && pages * 2u <= KTRACK_MAX_BUF_PAGES) pages *= 2;
+    config_.buf_pages = pages;
+    config_.mode = KTRACK_MODE_OVERWRITE;
+    change = true;
+    std::string why;
+    if (want > KTRACK_MAX_BUF_PAGES)
+      why = fmt::format(" (at most {} per CPU)", human_bytes(KTRACK_MAX_BUF_PAGES * page));
+    else if (want < 1)
+      why = fmt::format(" (at least one page per CPU)");
+    notes_.push_back(fmt::format("flight recorder: keeping the newest {}: {} per CPU x {} CPUs{}",
+                                 human_bytes(uint64_t(pages) * page * nr_cpus_), human_bytes(pages * page),
+                                 nr_cpus_, why));
   }
   if (change) session_->configure(config_);
 
@@ -173,6 +195,8 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
         counted_out = true;
     }
   };
+  const bool check_trigger =
+      opts_.end_on_trigger_stop && (session_->device().version().features & KTRACK_FEAT_TRIGGERS);
   while (!stop.load(std::memory_order_relaxed) && !counted_out) {
     auto now = clock::now();
     int wait_ms = 100;
@@ -181,9 +205,18 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       if (left <= 0) break;
       wait_ms = static_cast<int>(std::min<int64_t>(left, wait_ms));
     }
-    reader.wait(wait_ms);
-    reader.drain(push);
-    emit();
+    if (opts_.flight_bytes) {
+      // The rings keep the newest records; they are read once, at the end.
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    } else {
+      reader.wait(wait_ms);
+      reader.drain(push);
+      emit();
+    }
+    if (check_trigger && session_->trigger_stopped()) {
+      status_.trigger_stopped = true;
+      break;
+    }
     now = clock::now();
     if (on_tick && now >= next_tick) {
       status_.seconds = std::chrono::duration<double>(now - t0).count();

@@ -75,6 +75,13 @@ struct CaptureOptions {
   std::string comm;                       // -c (filter on the decoded comm)
   std::chrono::milliseconds duration{0};  // -d; 0 = until stopped
   uint64_t count = 0;                     // --count: stop after this many records; 0 = no limit
+  // Flight recorder (--flight SIZE): an overwrite-mode session holding
+  // about SIZE bytes over all CPUs, read only at the end, so that what is
+  // kept is the newest history.  0: off.
+  uint64_t flight_bytes = 0;
+  // End the run when a probe's stop action paused the session (record's
+  // default when no probe has a start action).
+  bool end_on_trigger_stop = false;
   std::vector<std::string> specs;         // positional arguments for the setup hooks
 };
 
@@ -84,6 +91,7 @@ struct CaptureStatus {
   uint64_t lost = 0;          // records lost (sum of LOST markers)
   uint64_t lost_markers = 0;  // LOST markers among 'events'
   uint64_t after_count = 0;   // --count reached: records produced before the stop, not delivered
+  bool trigger_stopped = false;  // the run ended because a stop action fired
   double seconds = 0;
 };
 

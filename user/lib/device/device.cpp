@@ -31,6 +31,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_EVENT_BY_NAME, "event-by-name"},
       {KTRACK_FEAT_LINKED_STACK, "linked-stack"},
       {KTRACK_FEAT_STATS_WAKEUPS, "stats-wakeups"},
+      {KTRACK_FEAT_TRIGGERS, "triggers"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

@@ -271,6 +271,7 @@ SessionStats Session::stats() const {
     int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
     if (rc < 0) throw SysError("read the session statistics", -rc);
     st.state = s.state;
+    st.trigger_stopped = s.flags & KTRACK_STATS_F_TRIG_STOPPED;
     const bool fits = s.nr_cpus <= buf.size() / stride;
     buf.resize(s.nr_cpus * stride);  // out: the possible CPUs
     if (fits) break;
@@ -290,6 +291,14 @@ uint32_t Session::nr_cpus() const {
   int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
   if (rc < 0) throw SysError("read the session statistics", -rc);
   return s.nr_cpus;
+}
+
+bool Session::trigger_stopped() const {
+  ktrack_stats s{};
+  s.size = sizeof(s);
+  int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
+  if (rc < 0) throw SysError("read the session statistics", -rc);
+  return s.flags & KTRACK_STATS_F_TRIG_STOPPED;
 }
 
 bool Session::write_marker(std::string_view text) {

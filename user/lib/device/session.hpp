@@ -34,6 +34,8 @@ struct SessionStats {
   // module predates KTRACK_FEAT_STATS_WAKEUPS).
   std::vector<uint64_t> wakeups;
   uint64_t total_wakeups() const;
+  // A probe's stop action paused recording (KTRACK_STATS_F_TRIG_STOPPED).
+  bool trigger_stopped = false;
 };
 
 // One entry of Session::list().
@@ -96,6 +98,9 @@ class Session {
   SessionStats stats() const;
   // Number of possible CPUs: ring index range for RingReader.
   uint32_t nr_cpus() const;
+  // Has a probe's stop action paused recording since the last start?  (One
+  // ioctl, no per-CPU counters; false on a module without triggers.)
+  bool trigger_stopped() const;
   // Inserts a KTRACK_REC_MARKER record (returns false when it was dropped
   // because the buffer is full; throws when not running or too long).
   bool write_marker(std::string_view text);

@@ -12,6 +12,8 @@
 //   FETCH: $argN $retval $duration $stackN $stack $comm $cpu %REG @SYM[+-OFF]
 //          @ADDR +|-[u]OFFS(FETCH) \IMM, and $FIELD (e: a field of the event)
 //   TYPE: u8..u64 s8..s64 x8..x64 string ustring symbol, TYPE[N]
+//   ... [if COND] [=> ACTION[:N] ...]   actions (triggers) run in the kernel by
+//   each hit that passes: stop, start, stack; :N acts N times at most
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,16 @@ struct FetchArg {
   std::string field;      // e: $FIELD, resolved against the event's format
 };
 
+// A trigger: what a passing hit does in the kernel (KTRACK_ACT_*), N times
+// at most (0: every time).
+struct ProbeAction {
+  uint16_t type = 0;
+  uint32_t count = 0;
+  size_t pos = 0;  // where it is written (errors)
+};
+// "stop", "start", "stack" for KTRACK_ACT_*.
+const char *action_name(uint16_t type);
+
 struct FilterInsn {
   ktrack_probe_insn insn{};
   std::string str;  // string operand (added to the string table)
@@ -87,6 +99,7 @@ struct ProbeSpec {
   std::string filter;  // COND text after "if"
   size_t filter_pos = 0;
   std::vector<FilterInsn> program;  // compiled filter
+  std::vector<ProbeAction> actions;  // after "=>"
   // options
   uint32_t stack_depth = 0;
   uint64_t hit_limit = 0;

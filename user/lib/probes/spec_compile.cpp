@@ -109,6 +109,18 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
       put(b, &in, sizeof(in));
     }
   }
+  // actions (triggers), 8-aligned
+  if (!spec.actions.empty()) {
+    align8(b);
+    d.nr_actions = (uint16_t)spec.actions.size();
+    d.actions_off = (uint32_t)b.size();
+    for (const auto &a : spec.actions) {
+      ktrack_probe_action pa{};
+      pa.type = a.type;
+      pa.count = a.count;
+      put(b, &pa, sizeof(pa));
+    }
+  }
   if (spec.kind == ProbeKind::kFuncs) {
     // MOD:GLOB: the globs themselves, matched by the kernel in the module
     const auto &names = spec.module.empty() ? spec.funcs : spec.patterns;

@@ -19,39 +19,106 @@ std::string caret_text(const std::string &spec, size_t pos, const std::string &m
   if (pos > spec.size()) pos = spec.size();
   return fmt::format("{}\n  {}\n  {}^", message, spec, std::string(pos, ' '));
 }
+// Where "=>" starts outside quotes, or npos.
+size_t find_arrow(const std::string &t) {
+  bool quoted = false;
+  for (size_t i = 0; i + 1 < t.size(); i++) {
+    if (t[i] == '"') quoted = !quoted;
+    if (!quoted && t[i] == '=' && t[i + 1] == '>') return i;
+  }
+  return std::string::npos;
+}
 }  // namespace
 
+const char *action_name(uint16_t type) {
+  switch (type) {
+    case KTRACK_ACT_STOP:
+      return "stop";
+    case KTRACK_ACT_START:
+      return "start";
+    case KTRACK_ACT_STACK:
+      return "stack";
+    default:
+      return "?";
+  }
+}
+
 namespace spec_detail {
+
+void Parser::parse_actions(size_t pos) {
+  size_t i = pos;
+  while (i < t_.size()) {
+    while (i < t_.size() && std::isspace((unsigned char)t_[i])) i++;
+    if (i >= t_.size()) break;
+    if (t_.compare(i, 2, "=>") == 0) {
+      i += 2;
+      while (i < t_.size() && std::isspace((unsigned char)t_[i])) i++;
+      if (i >= t_.size() || t_.compare(i, 2, "=>") == 0) err(i, "'=>' needs an action: stop, start or stack");
+    }
+    size_t start = i;
+    while (i < t_.size() && !std::isspace((unsigned char)t_[i]) && t_.compare(i, 2, "=>") != 0) i++;
+    std::string word = t_.substr(start, i - start);
+    std::string name = word.substr(0, word.find(':'));
+    ProbeAction a;
+    a.pos = start;
+    if (name == "stop")
+      a.type = KTRACK_ACT_STOP;
+    else if (name == "start")
+      a.type = KTRACK_ACT_START;
+    else if (name == "stack")
+      a.type = KTRACK_ACT_STACK;
+    else
+      err(start, fmt::format("unknown action '{}': use stop, start or stack (each with an optional :N)", name));
+    if (name.size() < word.size()) {
+      auto n = parse_uint(word.substr(name.size() + 1));
+      if (!n || *n == 0 || *n > UINT32_MAX)
+        err(start + name.size() + 1,
+            fmt::format("':N' after '{}' must be a count from 1 to {}", name, UINT32_MAX));
+      a.count = static_cast<uint32_t>(*n);
+    }
+    for (const auto &o : s_.actions)
+      if (o.type == a.type) err(start, fmt::format("action '{}' is given twice", name));
+    if (s_.actions.size() >= KTRACK_PROBE_MAX_ACTIONS)
+      err(start, fmt::format("too many actions (max {})", KTRACK_PROBE_MAX_ACTIONS));
+    s_.actions.push_back(a);
+  }
+}
 
 void Parser::run() {
   std::vector<Tok> toks;
   size_t i = 0;
-  while (i < t_.size()) {
-    while (i < t_.size() && std::isspace((unsigned char)t_[i])) i++;
-    if (i >= t_.size()) break;
+  // "=> ACTION..." ends the spec: what comes before it is parsed as usual
+  const size_t end = std::min(find_arrow(t_), t_.size());
+  while (i < end) {
+    while (i < end && std::isspace((unsigned char)t_[i])) i++;
+    if (i >= end) break;
     size_t start = i;
-    // "if" starts the filter: the rest of the line is the condition
+    // "if" starts the filter: the rest, up to any "=>", is the condition
     if (toks.size() >= 2 && t_.compare(i, 2, "if") == 0 &&
-        (i + 2 == t_.size() || std::isspace((unsigned char)t_[i + 2]))) {
+        (i + 2 == end || std::isspace((unsigned char)t_[i + 2]))) {
       size_t c = i + 2;
-      while (c < t_.size() && std::isspace((unsigned char)t_[c])) c++;
-      if (c >= t_.size()) err(c, "'if' needs a condition");
-      s_.filter = t_.substr(c);
+      while (c < end && std::isspace((unsigned char)t_[c])) c++;
+      if (c >= end) err(c, "'if' needs a condition");
+      size_t e = end;
+      while (e > c && std::isspace((unsigned char)t_[e - 1])) e--;
+      s_.filter = t_.substr(c, e - c);
       s_.filter_pos = c;
       break;
     }
     int depth = 0;
-    while (i < t_.size() && (depth > 0 || !std::isspace((unsigned char)t_[i]))) {
+    while (i < end && (depth > 0 || !std::isspace((unsigned char)t_[i]))) {
       if (t_[i] == '(') depth++;
       if (t_[i] == ')') depth--;
       if (t_[i] == '"') {  // quoted text keeps its spaces
         i++;
-        while (i < t_.size() && t_[i] != '"') i++;
+        while (i < end && t_[i] != '"') i++;
       }
       i++;
     }
+    if (i > end) i = end;
     toks.push_back({t_.substr(start, i - start), start});
   }
+  if (end < t_.size()) parse_actions(end);
   if (toks.empty()) err(0, "empty probe: expected p, r, f or t");
   parse_head(toks[0]);
   if (toks.size() < 2) err(t_.size(), "missing the probe target (symbol, address, functions or event)");

@@ -78,6 +78,8 @@ class Parser {
   };
   [[noreturn]] void err(size_t pos, const std::string &m) { fail(t_, pos, m); }
   void parse_head(const Tok &tok);
+  // The "=> ACTION[:N] ..." tail from 'pos' to the end.
+  void parse_actions(size_t pos);
   void parse_target(const Tok &tok);
   size_t parse_module(const std::string &x, size_t pos);
   void parse_arg(const Tok &tok, size_t index);

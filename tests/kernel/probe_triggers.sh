@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# probe_triggers - a probe's actions ('=> stop', '=> start', '=> stack',
+# each with ':N') and the flight recorder ('record --flight SIZE'), end to
+# end in the test VM against ktrack_test_probe_target, whose "bench N"
+# calls ktrack_tpt_bench(i, 0x1234) for i = 0..N-1 and "sleep MS" calls
+# ktrack_tpt_sleep(MS) once: exact counts of what is kept, the trigger
+# records that mark each action, and bad input refused with nothing armed.
+#
+#   tests/vm/run --kernel all -- tests/kernel/run-all 'probe_triggers'
+#
+# Output: TAP.  Leaves the guest as it found it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+K=$root/build/user/bin/ktrackctl
+rel=$(uname -r)
+TPT=$root/build/modules/$rel/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko
+PROC=/proc/ktrack_test_probe
+KL=/sys/kernel/debug/kprobes/list
+T=$(mktemp -d /tmp/probe-triggers.XXXXXX)
+# shellcheck source=lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+cleanup() {
+	rmmod ktrack_test_probe_target 2>/dev/null
+	"$K" unload >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+if ! "$K" load >/dev/null || ! insmod "$TPT"; then
+	echo "1..1"
+	notok "load ktrack and the probe target"
+	exit 1
+fi
+B='p:b ktrack_tpt_bench i=$arg1:u32'
+
+# counts FILE: "b=N x=N stop=N start=N stacks=N lost=N first=I last=I gaps=N"
+# from report --json (b's i values: first, last, and missing steps).
+counts() {
+	"$K" report --json "$1" | python3 -c '
+import json, sys
+c = {"b": 0, "x": 0, "stop": 0, "start": 0, "stack": 0, "stacks": 0, "lost": 0}
+iv = []
+nth = []
+for l in sys.stdin:
+    e = json.loads(l)
+    ev = e.get("event")
+    f = e.get("fields", {})
+    if ev == "b":
+        c["b"] += 1
+        iv.append(f["i"])
+    elif ev == "stack":
+        c["stacks"] += 1
+    elif ev in ("x", "on", "off"):
+        c["x"] += 1
+    elif ev == "trigger":
+        c[f["action"]] += 1
+        nth.append("%s%d" % (f["action"], f["nth"]))
+    elif ev == "lost":
+        c["lost"] += f["count"]
+gaps = sum(1 for a, b in zip(iv, iv[1:]) if b != a + 1)
+print(" ".join("%s=%d" % kv for kv in c.items()),
+      "first=%s last=%s gaps=%d nth=%s" % (iv[0] if iv else "-", iv[-1] if iv else "-", gaps, ",".join(nth)))
+'
+}
+# run_record NAME ARGS...: ktrackctl record -o $T/NAME.ktr ARGS in the
+# background, until it says it records; $rec is its pid.
+run_record() {
+	local name=$1
+	shift
+	"$K" record -o "$T/$name.ktr" "$@" >"$T/$name.out" 2>&1 &
+	rec=$!
+	wait_line "$T/$name.out" "^recording to"
+}
+# ended_by_itself PID SECONDS: the record exits on its own in time.
+ended_by_itself() {
+	local _i
+	for _i in $(seq $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }
+		sleep 0.1
+	done
+	kill -INT "$1" 2>/dev/null
+	wait "$1"
+	return 124
+}
+
+# ---- => stop: the hit that stops is the last; record ends by itself ---------
+if run_record stop "$B" 'p:x ktrack_tpt_sleep ms=$arg1:u32 => stop'; then
+	echo "bench 300" >"$PROC"
+	echo "sleep 1" >"$PROC"
+	echo "bench 200" >"$PROC"
+	ended_by_itself $rec 30
+	rc=$?
+	c=$(counts "$T/stop.ktr")
+	if [ $rc = 0 ] && grep -q "stop' action ended the recording" "$T/stop.out"; then
+		ok "record ends by itself when '=> stop' fires, and says so"
+	else
+		notok "record ends by itself when '=> stop' fires, and says so (exit $rc)" "$(cat "$T/stop.out")"
+	fi
+	case "$c" in
+	"b=300 x=1 stop=1 start=0 stack=0 stacks=0 lost=0 first=0 last=299 gaps=0 nth=stop1")
+		ok "=> stop: the 300 calls before it kept, the 200 after it not recorded, one trigger record" ;;
+	*) notok "=> stop: the 300 calls before it kept, the 200 after it not recorded, one trigger record" "$c" ;;
+	esac
+	if "$K" report "$T/stop.ktr" | grep -q "trigger: .*action=stop"; then
+		ok "the text report shows the trigger record"
+	else
+		notok "the text report shows the trigger record" "$("$K" report "$T/stop.ktr" | tail -5)"
+	fi
+else
+	notok "record with '=> stop' starts" "$(cat "$T/stop.out")"
+fi
+
+# ---- stop:2 and start:1 windows; a start keeps record running ----------------
+if run_record win "$B" 'p:off ktrack_tpt_sleep => stop:2' 'p:on ktrack_tpt_glob_one => start:1'; then
+	echo "bench 10" >"$PROC"	# kept
+	echo "sleep 1" >"$PROC"	# stop #1
+	echo "bench 20" >"$PROC"	# paused
+	echo "call 1" >"$PROC"	# start #1 (glob_one)
+	echo "bench 30" >"$PROC"	# kept
+	echo "sleep 1" >"$PROC"	# stop #2
+	echo "bench 40" >"$PROC"	# paused
+	echo "call 1" >"$PROC"	# start: used up, still paused
+	echo "sleep 1" >"$PROC"	# stop: used up (and paused)
+	echo "bench 50" >"$PROC"	# paused
+	sleep 0.5
+	if kill -0 $rec 2>/dev/null; then ok "with a '=> start' probe, record goes on after a stop"; else
+		notok "with a '=> start' probe, record goes on after a stop" "$(cat "$T/win.out")"
+	fi
+	kill -INT $rec
+	wait $rec
+	c=$(counts "$T/win.ktr")
+	# b: 0..9 then 0..29 (one gap where i restarts); off/on records: stop 1,
+	# start 1, stop 2 (the hits that act are recorded)
+	case "$c" in
+	"b=40 x=3 stop=2 start=1 stack=0 stacks=0 lost=0 first=0 last=29 gaps=1 nth=stop1,start1,stop2")
+		ok "stop:2/start:1: exactly the two windows kept, three trigger records in order" ;;
+	*) notok "stop:2/start:1: exactly the two windows kept, three trigger records in order" "$c" ;;
+	esac
+else
+	notok "record with stop/start windows starts" "$(cat "$T/win.out")"
+fi
+
+# ---- => stack:3 --------------------------------------------------------------
+if run_record stk 'p:b ktrack_tpt_bench i=$arg1:u32 if i < 5 => stack:3'; then
+	echo "bench 10" >"$PROC"
+	kill -INT $rec
+	wait $rec
+	c=$(counts "$T/stk.ktr")
+	case "$c" in
+	"b=5 x=0 stop=0 start=0 stack=0 stacks=3 lost=0 first=0 last=4 gaps=0 nth=")
+		ok "=> stack:3: the first 3 passing hits carry their stack, the next 2 none" ;;
+	*) notok "=> stack:3: the first 3 passing hits carry their stack, the next 2 none" "$c" ;;
+	esac
+	if "$K" report "$T/stk.ktr" | grep -q "ktrack_tpt_bench"; then ok "the stack names the probed function"; else
+		notok "the stack names the probed function" "$("$K" report "$T/stk.ktr" | head -20)"
+	fi
+else
+	notok "record with '=> stack' starts" "$(cat "$T/stk.out")"
+fi
+
+# ---- --flight: the newest history, the rest counted ---------------------------
+if run_record fl --flight 64K "$B" 'p:x ktrack_tpt_sleep => stop'; then
+	grep -q "flight recorder: keeping the newest" "$T/fl.out" && ok "--flight says what it keeps" ||
+		notok "--flight says what it keeps" "$(cat "$T/fl.out")"
+	taskset -c 0 sh -c "echo 'bench 20000' >$PROC; echo 'sleep 1' >$PROC"
+	ended_by_itself $rec 60
+	rc=$?
+	c=$(counts "$T/fl.ktr")
+	read -r kept lost last gaps <<<"$(echo "$c" | sed -E 's/.*b=([0-9]+).*lost=([0-9]+) first=[0-9]+ last=([0-9]+) gaps=([0-9]+).*/\1 \2 \3 \4/')"
+	if [ $rc = 0 ] && [ "${last:-}" = 19999 ] && [ "${gaps:-1}" = 0 ] && [ "$((kept + lost))" = 20000 ] &&
+		[ "$kept" -gt 100 ] && [ "$kept" -lt 20000 ]; then
+		ok "--flight 64K: the newest $kept of 20000 calls kept, up to the last, the $lost before counted lost"
+	else
+		notok "--flight 64K: the newest calls kept up to the last, kept + lost = 20000 (exit $rc)" "$c"
+	fi
+else
+	notok "record --flight starts" "$(cat "$T/fl.out")"
+fi
+
+# ---- bad input: clear errors, nothing armed ------------------------------------
+before=$(grep -c ktrack_tpt "$KL" 2>/dev/null)
+expect_fail "an unknown action is refused with a caret" 1 "unknown action 'halt'" \
+	"$K" record -o "$T/bad.ktr" -d 1s "$B => halt"
+expect_fail "a zero count is refused" 1 "must be a count from 1" \
+	"$K" record -o "$T/bad.ktr" -d 1s "$B => stop:0"
+expect_fail "an action twice is refused" 1 "given twice" \
+	"$K" record -o "$T/bad.ktr" -d 1s "$B => stack => stack:2"
+expect_fail "'=>' without an action is refused" 1 "needs an action" \
+	"$K" record -o "$T/bad.ktr" -d 1s "$B =>"
+expect_fail "--flight 0 is refused" 1 "above zero" \
+	"$K" record -o "$T/bad.ktr" -d 1s --flight 0 "$B"
+expect_fail "--flight with --mode discard is refused" 1 "leave out --buffer-pages and --mode" \
+	"$K" record -o "$T/bad.ktr" -d 1s --flight 1M --mode discard "$B"
+expect_fail "--flight with a bad size is refused" 1 "expected a size" \
+	"$K" record -o "$T/bad.ktr" -d 1s --flight 12Q "$B"
+after=$(grep -c ktrack_tpt "$KL" 2>/dev/null)
+[ "$before" = "$after" ] && ok "nothing left armed by the refusals" || notok "nothing left armed by the refusals" "$before -> $after"
+
+echo "1..$n"
+exit $fail
