@@ -604,23 +604,24 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		this_cpu_inc(p->stats->filtered);
 		goto out;
 	}
-	if (p->hit_limit && atomic64_inc_return(&p->recorded) > p->hit_limit) {
-		this_cpu_inc(p->stats->dropped);
-		goto out;
-	}
-	depth = p->stack_depth;
 	if (unlikely(p->nr_actions)) {
 		/* actions only for hits the session's pid/CPU filters keep */
 		acts = ktrack_session_selects(p->session);
 		if (acts && p->has_start)
 			kt_actions_before(p);
+		/* still paused: idle, before the hit limit is charged */
 		if (READ_ONCE(p->session->trig_off)) {
 			this_cpu_inc(p->stats->idle);
 			goto out;
 		}
-		if (acts && !depth && kt_action_stack(p))
-			depth = KTRACK_ACT_STACK_DEPTH;
 	}
+	if (p->hit_limit && atomic64_inc_return(&p->recorded) > p->hit_limit) {
+		this_cpu_inc(p->stats->dropped);
+		goto out;
+	}
+	depth = p->stack_depth;
+	if (acts && !depth && kt_action_stack(p))
+		depth = KTRACK_ACT_STACK_DEPTH;
 	if (depth) {
 		/* one reservation for both: no record between them, no half pair */
 		struct ktrack_rec_stack *st = (struct ktrack_rec_stack *)sc->stack[nest - 1];

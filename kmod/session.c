@@ -234,8 +234,13 @@ int ktrack_session_start_locked(struct ktrack_session *s)
 {
 	int ret;
 
-	if (s->running)
-		return -EBUSY;
+	if (s->running) {
+		/* paused by a STOP action: START resumes it (docs/UAPI.md) */
+		if (!READ_ONCE(s->trig_off))
+			return -EBUSY;
+		WRITE_ONCE(s->trig_off, 0);
+		return 0;
+	}
 	mutex_lock(&s->mmap_lock);
 	ret = s->rings ? 0 : ktrack_rings_alloc(s);
 	mutex_unlock(&s->mmap_lock);

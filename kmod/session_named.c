@@ -6,6 +6,7 @@
  * lock order (session.c); a named session holds a reference and pins the
  * module until it is destroyed.
  */
+#include <linux/capability.h>
 #include <linux/ctype.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -204,7 +205,8 @@ void ktrack_session_maybe_attach_default(struct ktrack_file *f)
 {
 	struct ktrack_session *cur = ktrack_file_session(f);
 
-	if (pristine(cur))
+	/* as ATTACH: not through an fd handed to an unprivileged reader */
+	if (pristine(cur) && perfmon_capable())
 		session_attach_name(f, cur, KTRACK_DEFAULT_SESSION);
 	ktrack_session_put(cur);
 }

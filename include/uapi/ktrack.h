@@ -157,8 +157,8 @@ struct ktrack_rec_stack {
 };
 
 /*
- * A probe's action ran (KTRACK_FEAT_TRIGGERS): written after the hit's
- * record for STOP and STACK, before it for START (the hit that starts
+ * A probe's STOP or START action ran (KTRACK_FEAT_TRIGGERS): written after
+ * the hit's record for STOP, before it for START (the hit that starts
  * recording is its first record, the one that stops it its last).
  */
 struct ktrack_rec_trigger {
@@ -273,7 +273,11 @@ struct ktrack_ring_ctrl {
 #define KTRACK_IOC_START	 _IO(KTRACK_IOC_MAGIC, 0x03)
 #define KTRACK_IOC_STOP		 _IO(KTRACK_IOC_MAGIC, 0x04)
 #define KTRACK_IOC_FLUSH	 _IO(KTRACK_IOC_MAGIC, 0x05)
-#define KTRACK_IOC_GET_STATS	 _IOWR(KTRACK_IOC_MAGIC, 0x06, struct ktrack_stats)
+/*
+ * The number keeps the first struct's size (KTRACK_STATS_SIZE_V1): the
+ * struct grew by its 'size' field, not by a new command (stability rules).
+ */
+#define KTRACK_IOC_GET_STATS	 _IOC(_IOC_READ | _IOC_WRITE, KTRACK_IOC_MAGIC, 0x06, KTRACK_STATS_SIZE_V1)
 #define KTRACK_IOC_SESSION_CREATE  _IOW(KTRACK_IOC_MAGIC, 0x07, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_ATTACH  _IOW(KTRACK_IOC_MAGIC, 0x08, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_DESTROY _IOW(KTRACK_IOC_MAGIC, 0x09, struct ktrack_session_req)
@@ -423,7 +427,8 @@ struct ktrack_probe_desc {
  * record (KTRACK_STATS_F_TRIG_STOPPED; START ioctl or a START action
  * resumes it); START resumes it before this hit's record; STACK adds this
  * hit's kernel stack (stack_depth frames, KTRACK_ACT_STACK_DEPTH when 0).
- * Each writes a KTRACK_REC_TRIGGER record.  count: times it acts, 0 = always.
+ * STOP and START write a KTRACK_REC_TRIGGER record.  count: times it acts,
+ * 0 = always.
  */
 #define KTRACK_ACT_STOP		1
 #define KTRACK_ACT_START	2

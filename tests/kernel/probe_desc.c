@@ -542,6 +542,83 @@ TEST_F(desc, ktrackctl_rejects_malformed_specs_with_caret)
 }
 
 /* Kernel errnos become sentences: a module function that is not probeable. */
+/*
+ * Actions (triggers): each malformed one is EINVAL; a good one acts once
+ * per hit that passes; a STOP pauses the session (GET_STATS says so, to
+ * callers of either struct size), the START ioctl resumes it.
+ */
+TEST_F(desc, actions_are_validated_and_start_resumes)
+{
+	struct ktrack_probe_desc *d;
+	struct ktrack_probe_action *a;
+	struct ktrack_stats st = { .size = sizeof(st) };
+	struct ktrack_probe_add res = { 0 };
+	unsigned char *b;
+	void *two;
+	size_t len, len2, pos;
+	int triggers = 0, i;
+	uint8_t v1[KTRACK_STATS_SIZE_V1];
+
+	two = pt_compile("p:act ktrack_tpt_add => stop stack:2", NULL, &len2, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, two) TH_LOG("%s", self->out);
+	b = malloc(len2);
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < 5; i++) {
+		memcpy(b, two, len2);
+		d = (struct ktrack_probe_desc *)b;
+		a = (struct ktrack_probe_action *)(b + d->actions_off);
+		ASSERT_EQ(2, d->nr_actions);
+		switch (i) {
+		case 0: a[0].type = 0; break;			/* no such action */
+		case 1: a[1].type = KTRACK_ACT_MAX + 1; break;
+		case 2: a[1].__pad = 1; break;
+		case 3: a[1].type = KTRACK_ACT_STOP; break;	/* twice */
+		case 4: d->actions_off += 4; break;		/* misaligned */
+		}
+		EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, b, len2, NULL)) TH_LOG("mutation %d", i);
+	}
+	free(b);
+	ASSERT_EQ(0, pt_add_blob(self->fd, two, len2, &res));
+	free(two);
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	len = pt_drain(self->fd, self->out, sizeof(self->out));
+	/* the first hit recorded, its STOP, then nothing: paused */
+	EXPECT_EQ(1, pt_count(self->out, len, res.id, 0));
+	for (pos = 0; pos + sizeof(struct ktrack_rec_hdr) <= len;) {
+		struct ktrack_rec_hdr *h = (struct ktrack_rec_hdr *)(self->out + pos);
+
+		if (h->len < sizeof(*h))
+			break;
+		if (h->type == KTRACK_REC_TRIGGER) {
+			struct ktrack_rec_trigger *t = (struct ktrack_rec_trigger *)(h + 1);
+
+			EXPECT_EQ(KTRACK_ACT_STOP, t->action);
+			EXPECT_EQ(1, t->nth);
+			triggers++;
+		}
+		pos += h->len;
+	}
+	EXPECT_EQ(1, triggers);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_GET_STATS, &st));
+	EXPECT_EQ(KTRACK_STATE_RUNNING, st.state);
+	EXPECT_EQ(KTRACK_STATS_F_TRIG_STOPPED, st.flags);
+	/* a caller of the first struct (24 bytes) is served, its size kept */
+	memset(v1, 0, sizeof(v1));
+	*(uint32_t *)v1 = KTRACK_STATS_SIZE_V1;
+	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_GET_STATS, v1)) TH_LOG("%s", strerror(errno));
+	/* START resumes a paused session; on a recording one it is EBUSY */
+	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_GET_STATS, &st));
+	EXPECT_EQ(0, st.flags);
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_START));
+	EXPECT_EQ(EBUSY, errno);
+	/* marker while paused: ENODATA; recording again: the next hit stops it again */
+	ASSERT_EQ(0, pt_cmd("call 1", 0));
+	errno = 0;
+	EXPECT_EQ(-1, write(self->fd, "m", 2));
+	EXPECT_EQ(ENODATA, errno);
+}
+
 TEST_F(desc, kernel_refusals_say_why)
 {
 	int id;

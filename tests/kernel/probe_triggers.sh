@@ -53,6 +53,9 @@ for l in sys.stdin:
         iv.append(f["i"])
     elif ev == "stack":
         c["stacks"] += 1
+        ips = f.get("ips") or [""]
+        if not str(ips[0]).startswith("ktrack_tpt_bench"):
+            c["stacks"] += 1000  # a stack that does not start at the probed function
     elif ev in ("x", "on", "off"):
         c["x"] += 1
     elif ev == "trigger":
@@ -151,12 +154,9 @@ if run_record stk 'p:b ktrack_tpt_bench i=$arg1:u32 if i < 5 => stack:3'; then
 	c=$(counts "$T/stk.ktr")
 	case "$c" in
 	"b=5 x=0 stop=0 start=0 stack=0 stacks=3 lost=0 first=0 last=4 gaps=0 nth=")
-		ok "=> stack:3: the first 3 passing hits carry their stack, the next 2 none" ;;
+		ok "=> stack:3: the first 3 passing hits carry their stack, starting at the probed function; the next 2 none" ;;
 	*) notok "=> stack:3: the first 3 passing hits carry their stack, the next 2 none" "$c" ;;
 	esac
-	if "$K" report "$T/stk.ktr" | grep -q "ktrack_tpt_bench"; then ok "the stack names the probed function"; else
-		notok "the stack names the probed function" "$("$K" report "$T/stk.ktr" | head -20)"
-	fi
 else
 	notok "record with '=> stack' starts" "$(cat "$T/stk.out")"
 fi

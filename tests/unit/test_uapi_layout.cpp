@@ -105,10 +105,18 @@ constexpr Pinned kLayout[] = {
     {"ktrack_cpu_stats.filtered", offsetof(struct ktrack_cpu_stats, filtered), 56},
     {"sizeof ktrack_stats", sizeof(struct ktrack_stats), 32},
     {"KTRACK_STATS_SIZE_V1", KTRACK_STATS_SIZE_V1, 24},
+    // command numbers are ABI: a struct that grows keeps its number
+    {"KTRACK_IOC_GET_STATS", KTRACK_IOC_GET_STATS, 0xC018D606},
     {"ktrack_stats.flags", offsetof(struct ktrack_stats, flags), 24},
+    {"ktrack_stats.__pad", offsetof(struct ktrack_stats, __pad), 28},
     {"sizeof ktrack_probe_action", sizeof(struct ktrack_probe_action), 8},
+    {"ktrack_probe_action.type", offsetof(struct ktrack_probe_action, type), 0},
+    {"ktrack_probe_action.__pad", offsetof(struct ktrack_probe_action, __pad), 2},
     {"ktrack_probe_action.count", offsetof(struct ktrack_probe_action, count), 4},
     {"sizeof ktrack_rec_trigger", sizeof(struct ktrack_rec_trigger), 16},
+    {"ktrack_rec_trigger.probe_id", offsetof(struct ktrack_rec_trigger, probe_id), 0},
+    {"ktrack_rec_trigger.action", offsetof(struct ktrack_rec_trigger, action), 4},
+    {"ktrack_rec_trigger.__pad", offsetof(struct ktrack_rec_trigger, __pad), 6},
     {"ktrack_rec_trigger.nth", offsetof(struct ktrack_rec_trigger, nth), 8},
     {"ktrack_stats.size", offsetof(struct ktrack_stats, size), 0},
     {"ktrack_stats.nr_cpus", offsetof(struct ktrack_stats, nr_cpus), 4},
@@ -326,7 +334,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 289u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 302u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

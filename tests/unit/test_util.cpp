@@ -1,6 +1,7 @@
 // util/: the small tools that exist once (glob, JSON strings).
 #include <gtest/gtest.h>
 
+#include "util/error.hpp"
 #include "util/glob.hpp"
 #include "util/json.hpp"
 #include "util/size.hpp"

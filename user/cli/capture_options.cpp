@@ -76,7 +76,8 @@ void print_capture_summary(const ktrack::Capture &cap, const char *what) {
     fmt::print(stderr, "{}: --count reached: {} more records produced before the stop were not shown\n", what,
                st.after_count);
   if (st.trigger_stopped)
-    fmt::print(stderr, "{}: a probe's '=> stop' action ended the recording (its trigger record marks the moment)\n",
+    fmt::print(stderr,
+               "{}: a probe's '=> stop' action ended the recording (its trigger record marks the moment)\n",
                what);
   for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
 }

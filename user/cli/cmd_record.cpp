@@ -192,6 +192,9 @@ const Command record_cmd(31, [](CLI::App &app) {
       if (cap.status().after_count)
         fmt::print(stderr, "--count reached: {} more records produced before the stop were not written\n",
                    cap.status().after_count);
+      if (cap.status().trigger_stopped)
+        fmt::print(stderr,
+                   "a probe's '=> stop' action ended the recording (its trigger record marks the moment)\n");
       for (const auto &line : cap.summary()) fmt::print(stderr, "{}\n", line);
     }
   });

@@ -4,10 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -62,8 +62,11 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
     }
   }
   if (opts_.flight_bytes) {
+    if (opts_.count)
+      throw UsageError("--flight keeps the newest records and --count the first ones: use one of them");
     if (opts_.buf_pages || (opts_.mode && *opts_.mode != KTRACK_MODE_OVERWRITE))
-      throw UsageError("--flight sizes the buffer and keeps the newest records: leave out --buffer-pages and --mode");
+      throw UsageError(
+          "--flight sizes the buffer and keeps the newest records: leave out --buffer-pages and --mode");
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t want = opts_.flight_bytes / std::max<uint32_t>(nr_cpus_, 1) / page;
     uint32_t pages = 1;
@@ -224,6 +227,10 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       next_tick = now + std::chrono::seconds(1);
     }
   }
+  // A flight recorder keeps the history up to now: stop before detaching,
+  // which takes a grace period per probe while the others would go on
+  // overwriting it.
+  if (opts_.flight_bytes && started_) session_->stop();
   // The drain contract: first detach what this capture attached (after it,
   // none of its handlers runs, so every hit it made is in a ring or counted
   // lost), then flush pending lost markers and stop what we started (the

@@ -82,15 +82,15 @@ struct CaptureOptions {
   // End the run when a probe's stop action paused the session (record's
   // default when no probe has a start action).
   bool end_on_trigger_stop = false;
-  std::vector<std::string> specs;         // positional arguments for the setup hooks
+  std::vector<std::string> specs;  // positional arguments for the setup hooks
 };
 
 struct CaptureStatus {
   uint64_t events = 0;  // delivered (after the comm filter), lost markers included
   uint64_t bytes = 0;
-  uint64_t lost = 0;          // records lost (sum of LOST markers)
-  uint64_t lost_markers = 0;  // LOST markers among 'events'
-  uint64_t after_count = 0;   // --count reached: records produced before the stop, not delivered
+  uint64_t lost = 0;             // records lost (sum of LOST markers)
+  uint64_t lost_markers = 0;     // LOST markers among 'events'
+  uint64_t after_count = 0;      // --count reached: records produced before the stop, not delivered
   bool trigger_stopped = false;  // the run ended because a stop action fired
   double seconds = 0;
 };

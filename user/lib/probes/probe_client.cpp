@@ -63,6 +63,12 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
         "cannot add probe '{}': the kernel rejected {} (a ktrack.ko older than f MOD:GLOB, or ktrackctl "
         "and ktrack.ko are out of sync? rebuild both)",
         spec.name, t);
+  if (!spec.actions.empty() && err == EINVAL)
+    return fmt::format(
+        "cannot add probe '{}': the kernel rejected it with its actions ('=> {}'): a ktrack.ko without "
+        "triggers ('ktrackctl version' lists 'triggers' among the features)? load the module built with "
+        "this ktrackctl",
+        spec.name, action_name(spec.actions[0].type));
   switch (err) {
     case ENOENT:
       if (spec.kind == ProbeKind::kEvent)

@@ -98,7 +98,7 @@ struct ProbeSpec {
   std::vector<FetchArg> args;
   std::string filter;  // COND text after "if"
   size_t filter_pos = 0;
-  std::vector<FilterInsn> program;  // compiled filter
+  std::vector<FilterInsn> program;   // compiled filter
   std::vector<ProbeAction> actions;  // after "=>"
   // options
   uint32_t stack_depth = 0;

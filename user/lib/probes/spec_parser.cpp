@@ -19,12 +19,17 @@ std::string caret_text(const std::string &spec, size_t pos, const std::string &m
   if (pos > spec.size()) pos = spec.size();
   return fmt::format("{}\n  {}\n  {}^", message, spec, std::string(pos, ' '));
 }
-// Where "=>" starts outside quotes, or npos.
+// Where "=>" starts outside quotes ('...' or "...", as the filter's), or npos.
 size_t find_arrow(const std::string &t) {
-  bool quoted = false;
+  char quote = 0;
   for (size_t i = 0; i + 1 < t.size(); i++) {
-    if (t[i] == '"') quoted = !quoted;
-    if (!quoted && t[i] == '=' && t[i + 1] == '>') return i;
+    if (quote) {
+      if (t[i] == quote) quote = 0;
+    } else if (t[i] == '"' || t[i] == '\'') {
+      quote = t[i];
+    } else if (t[i] == '=' && t[i + 1] == '>') {
+      return i;
+    }
   }
   return std::string::npos;
 }
@@ -68,7 +73,8 @@ void Parser::parse_actions(size_t pos) {
     else if (name == "stack")
       a.type = KTRACK_ACT_STACK;
     else
-      err(start, fmt::format("unknown action '{}': use stop, start or stack (each with an optional :N)", name));
+      err(start,
+          fmt::format("unknown action '{}': use stop, start or stack (each with an optional :N)", name));
     if (name.size() < word.size()) {
       auto n = parse_uint(word.substr(name.size() + 1));
       if (!n || *n == 0 || *n > UINT32_MAX)

@@ -11,8 +11,8 @@ namespace ktrack {
 
 uint64_t parse_size(std::string_view text, std::string_view what) {
   auto bad = [&] {
-    return UsageError(fmt::format("{} '{}': expected a size such as 64M, 1G or 512K (bytes, K, M or G)", what,
-                                  text));
+    return UsageError(
+        fmt::format("{} '{}': expected a size such as 64M, 1G or 512K (bytes, K, M or G)", what, text));
   };
   size_t i = 0;
   uint64_t v = 0;
@@ -36,8 +36,7 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   else
     throw bad();
   if (v == 0) throw UsageError(fmt::format("{} '{}': the size must be above zero", what, text));
-  if (v > ((1ull << 40) >> shift))
-    throw UsageError(fmt::format("{} '{}': at most 1 TiB", what, text));
+  if (v > ((1ull << 40) >> shift)) throw UsageError(fmt::format("{} '{}': at most 1 TiB", what, text));
   return v << shift;
 }
 
