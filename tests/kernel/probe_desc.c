@@ -608,6 +608,8 @@ TEST_F(desc, actions_are_validated_and_start_resumes)
 	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_GET_STATS, v1)) TH_LOG("%s", strerror(errno));
 	/* START resumes a paused session; on a recording one it is EBUSY */
 	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_START));
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
 	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_GET_STATS, &st));
 	EXPECT_EQ(0, st.flags);
 	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_START));

@@ -89,10 +89,21 @@ static void hard_fn(struct irq_work *w)
 	emit_batch(container_of(w, struct emit_cpu, hard), KTRACK_RECF_CTX_HARDIRQ, HARD_BATCH);
 }
 
-/* A cross-CPU function-call IPI: hardirq context on the target CPU. */
+/*
+ * A cross-CPU function-call IPI: hardirq context on the target CPU, but
+ * for a target polling in idle, which the sender spares the IPI: its idle
+ * loop runs the function in task context (seen on 6.1 with a loaded host:
+ * "context 2 in payload, flags 0 in header").  Those go to a self-IPI.
+ */
 static void ipi_fn(void *arg)
 {
-	emit_batch(arg, KTRACK_RECF_CTX_HARDIRQ, HARD_BATCH);
+	struct emit_cpu *e = arg;
+
+	if (!in_hardirq()) {
+		irq_work_queue(&e->hard);
+		return;
+	}
+	emit_batch(e, KTRACK_RECF_CTX_HARDIRQ, HARD_BATCH);
 }
 
 static void ipi_nop(void *arg)
