@@ -3,7 +3,8 @@
  * ktrack_internal.h - the contract between the parts of ktrack.ko:
  *   transport (session*.c, ring*.c, ktrack_main.c): sessions and rings;
  *   probes (probe*.c): ioctl numbers 0x20..0x2f;
- *   object tracker (objtrace*.c): ioctl numbers 0x30..0x3f.
+ *   object tracker (objtrace*.c): ioctl numbers 0x30..0x3f;
+ *   stack tracer (stack_tracer.c): ioctl numbers 0x40..0x4f.
  * Each part implements its hooks; the transport calls them.
  */
 #ifndef _KTRACK_INTERNAL_H
@@ -104,5 +105,12 @@ void ktrack_objtrace_session_release(struct ktrack_session *s);
 u64 ktrack_objtrace_features(void);
 int ktrack_objtrace_init(void);
 void ktrack_objtrace_exit(void);
+
+/* Hooks implemented by the stack tracer (stack_tracer.c). */
+long ktrack_stack_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg);
+bool ktrack_stack_cmd_known(unsigned int cmd);
+/* Stops the tracer if 's' owns it; may sleep.  Called on teardown. */
+void ktrack_stack_session_release(struct ktrack_session *s);
+void ktrack_stack_exit(void);
 
 #endif /* _KTRACK_INTERNAL_H */

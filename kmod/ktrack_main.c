@@ -166,7 +166,8 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.size = sizeof(v);
 	v.abi_version = KTRACK_ABI_VERSION;
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
-		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | ktrack_probe_features() |
+		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | KTRACK_FEAT_PROFILE | KTRACK_FEAT_STACK_TRACER |
+		     ktrack_probe_features() |
 		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
 	strscpy(v.kernel_release, utsname()->release, sizeof(v.kernel_release));
@@ -249,6 +250,7 @@ out_probe:
 static void __exit ktrack_exit(void)
 {
 	misc_deregister(&ktrack_miscdev);
+	ktrack_stack_exit();
 	ktrack_module_events_exit();
 	ktrack_objtrace_exit();
 	ktrack_probe_exit();

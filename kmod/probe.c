@@ -362,6 +362,7 @@ bool ktrack_probe_cmd_known(unsigned int cmd)
 	case KTRACK_IOC_PROBE_DEL:
 	case KTRACK_IOC_PROBE_LIST:
 	case KTRACK_IOC_PROBE_GET:
+	case KTRACK_IOC_PROBE_PROFILE:
 		return true;
 	default:
 		return false;
@@ -385,6 +386,8 @@ long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd, void __user 
 		return kt_ioctl_list(s, arg);
 	case KTRACK_IOC_PROBE_GET:
 		return kt_ioctl_get(s, arg);
+	case KTRACK_IOC_PROBE_PROFILE:
+		return kt_ioctl_profile(s, arg);
 	default:
 		return -ENOTTY;
 	}

@@ -441,7 +441,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	const struct ktrack_probe_desc *d = desc;
 	const struct ktrack_probe_fetch *uf;
 	struct kt_probe *p;
-	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT;
+	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT | KTRACK_PROBE_F_PROFILE;
 	int ret = -EINVAL;
 	u16 i;
 
@@ -452,7 +452,12 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		return ERR_PTR(-EINVAL);
 	if (d->flags & ~all_flags)
 		return ERR_PTR(-EINVAL);
-	if (d->kind == KTRACK_PROBE_FUNCS ? !d->flags : d->flags != 0)
+	if (d->kind == KTRACK_PROBE_FUNCS ?
+	    !(d->flags & (KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT)) : d->flags != 0)
+		return ERR_PTR(-EINVAL);
+	/* a profile counts calls: it writes no record to act on or limit */
+	if ((d->flags & KTRACK_PROBE_F_PROFILE) &&
+	    (d->nr_actions || d->stack_depth || d->hit_limit))
 		return ERR_PTR(-EINVAL);
 	if (!kt_name_ok(d->name, sizeof(d->name), false) ||
 	    !kt_name_ok(d->module, sizeof(d->module), true) ||
@@ -565,10 +570,16 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		if (ret)
 			goto err;
 	}
+	if (p->flags & KTRACK_PROBE_F_PROFILE) {
+		ret = kt_profile_alloc(p);
+		if (ret)
+			goto err;
+	}
 	p->desc = desc;
 	p->desc_size = size;
 	return p;
 err:
+	kt_profile_free(p);
 	kfree(p->func_names);
 	kfree(p->fetch);
 	free_percpu(p->stats);
@@ -586,6 +597,7 @@ void kt_probe_free(struct kt_probe *p)
 	kfree(p->func_names);
 	kfree(p->fetch);
 	free_percpu(p->stats);
+	kt_profile_free(p);
 	kvfree(p->desc);
 	kfree(p);
 	kt_alloc_add(KT_ALLOC_PROBES, -1);

@@ -604,6 +604,12 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		this_cpu_inc(p->stats->filtered);
 		goto out;
 	}
+	if (p->profile) {
+		/* counted, not written: the session's pid/CPU filters still hold */
+		if (ktrack_session_selects(p->session))
+			kt_profile_hit(p, event, ip, ctx->duration);
+		goto out;
+	}
 	if (unlikely(p->nr_actions)) {
 		/* actions only for hits the session's pid/CPU filters keep */
 		acts = ktrack_session_selects(p->session);

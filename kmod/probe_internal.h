@@ -207,7 +207,14 @@ struct kt_probe {
 
 	u64 missed_acc;			/* kernel-side misses of past arms */
 	struct kt_probe_stats __percpu *stats;
+	struct kt_profile *profile;	/* KTRACK_PROBE_F_PROFILE: per-CPU tables */
 };
+
+/* probe_profile.c: f probes with KTRACK_PROBE_F_PROFILE */
+int kt_profile_alloc(struct kt_probe *p);
+void kt_profile_free(struct kt_probe *p);
+void kt_profile_hit(struct kt_probe *p, u16 event, unsigned long ip, u64 duration);
+long kt_ioctl_profile(struct ktrack_session *s, void __user *arg);
 
 /* probe_desc.c */
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size);

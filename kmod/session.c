@@ -275,6 +275,7 @@ void ktrack_session_teardown(struct ktrack_session *s)
 	mutex_unlock(&s->lock);
 	ktrack_probe_session_release(s);
 	ktrack_objtrace_session_release(s);
+	ktrack_stack_session_release(s);
 	trace_ktrack_session_close(s->id, s->name);
 	ktrack_session_wake(s);
 }

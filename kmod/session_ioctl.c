@@ -221,11 +221,14 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 		 * must not make a fresh fd impossible to attach (review
 		 * finding #23).
 		 */
-		if (ktrack_probe_cmd_known(cmd) || ktrack_objtrace_cmd_known(cmd)) {
+		if (ktrack_probe_cmd_known(cmd) || ktrack_objtrace_cmd_known(cmd) ||
+		    ktrack_stack_cmd_known(cmd)) {
 			s->touched = true;
 			mutex_unlock(&s->lock);
 			if (ktrack_probe_cmd_known(cmd))
 				return ktrack_probe_ioctl(s, cmd, arg);
+			if (ktrack_stack_cmd_known(cmd))
+				return ktrack_stack_ioctl(s, cmd, arg);
 			return ktrack_objtrace_ioctl(s, cmd, arg);
 		}
 		ret = -ENOTTY;

@@ -28,6 +28,9 @@
 #define KTRACK_FEAT_LINKED_STACK (1ULL << 14)	/* a STACK record is linked to its PROBE record */
 #define KTRACK_FEAT_STATS_WAKEUPS (1ULL << 15)	/* ktrack_cpu_stats_ext, cpu_stats_size */
 #define KTRACK_FEAT_TRIGGERS	(1ULL << 16)	/* probe actions (desc.nr_actions), KTRACK_REC_TRIGGER */
+/* bit 17: reserved (objtrace) */
+#define KTRACK_FEAT_PROFILE	(1ULL << 18)	/* KTRACK_PROBE_F_PROFILE, KTRACK_IOC_PROBE_PROFILE */
+#define KTRACK_FEAT_STACK_TRACER (1ULL << 19)	/* KTRACK_IOC_STACK_* */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -318,6 +321,13 @@ struct ktrack_ring_ctrl {
 #define KTRACK_PROBE_EVENT	5	/* e: symbol = "SUBSYS/EVENT", a trace event */
 #define KTRACK_PROBE_F_ENTRY	(1U << 0)	/* f: record entries */
 #define KTRACK_PROBE_F_EXIT	(1U << 1)	/* f: record exits */
+/*
+ * f, KTRACK_FEAT_PROFILE: no records; each hit that passes the filter and
+ * the session's pid/CPU filters is counted (and timed, with F_EXIT) per
+ * function in per-CPU tables, read by KTRACK_IOC_PROBE_PROFILE.  No
+ * actions, stack or hit limit.
+ */
+#define KTRACK_PROBE_F_PROFILE	(1U << 2)
 /* Fetch sources (ktrack_probe_fetch.src). */
 #define KTRACK_FETCH_SRC_ARG	1	/* param = 1..KTRACK_FETCH_MAX_ARG */
 #define KTRACK_FETCH_SRC_REG	2	/* param = byte offset in struct pt_regs */
@@ -513,6 +523,25 @@ struct ktrack_probe_get {
 #define KTRACK_IOC_PROBE_LIST	_IOWR(KTRACK_IOC_MAGIC, 0x22, struct ktrack_probe_list)
 #define KTRACK_IOC_PROBE_GET	_IOWR(KTRACK_IOC_MAGIC, 0x23, struct ktrack_probe_get)
 
+/* One function of a profiling probe (KTRACK_PROBE_F_PROFILE). */
+struct ktrack_profile_entry {
+	__u64 ip;		/* the function, as a record's ip */
+	__u64 hits;		/* calls (entries; exits when only F_EXIT) */
+	__u64 timed;		/* exits timed from their entry (F_EXIT) */
+	__u64 time_ns;		/* their durations summed, callees included */
+	__u64 max_ns;		/* the longest */
+};
+/* Read a profiling probe's per-function counters, summed over CPUs. */
+struct ktrack_probe_profile {
+	__u32 size;
+	__u32 id;		/* the probe */
+	__u32 count;		/* in: entries at entries_ptr; out: functions hit */
+	__u32 entry_size;	/* sizeof(struct ktrack_profile_entry) */
+	__u64 entries_ptr;	/* struct ktrack_profile_entry[count] */
+	__u64 overflow;		/* out: hits not counted, the table being full */
+};
+#define KTRACK_IOC_PROBE_PROFILE _IOWR(KTRACK_IOC_MAGIC, 0x24, struct ktrack_probe_profile)
+
 /* ---- Object tracker (issue 5): ioctl numbers 0x30..0x3f (docs/UAPI.md) ---- */
 #define KTRACK_OBJ_MAX_OBJECTS	65536	/* table capacity limit */
 #define KTRACK_OBJ_MAX_WATCH	4	/* watched values per object */
@@ -666,5 +695,40 @@ struct ktrack_rec_obj_untrack {
 	__u32 reason;		/* KTRACK_OBJ_END_* */
 	__u32 __pad;
 };
+
+/*
+ * ---- Stack tracer: ioctl numbers 0x40..0x4f (KTRACK_FEAT_STACK_TRACER) ----
+ * The deepest kernel task stack seen at a function entry while it runs, in
+ * the manner of ftrace's stack tracer.  One for the module: the session
+ * that STARTs it owns it until STOP or its end (another gets EBUSY).  GET
+ * reads the maximum so far, running or not, until the next START.
+ */
+#define KTRACK_STACK_FILTER_MAX	256
+#define KTRACK_STACK_MAX_FRAMES	64
+struct ktrack_stack_start {
+	__u32 size;
+	__u32 flags;		/* 0 */
+	/* ftrace filter globs, space-separated ("vfs_* ext4_*"); "" = every function */
+	char filter[KTRACK_STACK_FILTER_MAX];
+};
+struct ktrack_stack_frame {
+	__u64 ip;		/* a return address: the function this frame is in */
+	__u32 depth;		/* bytes of stack in use up to this frame */
+	__u32 size;		/* bytes of this frame */
+};
+struct ktrack_stack_max {
+	__u32 size;
+	__u32 nr;		/* in: frames at frames_ptr; out: frames of the maximum */
+	__u64 frames_ptr;	/* struct ktrack_stack_frame[nr], deepest first */
+	__u64 max_bytes;	/* out: the deepest stack seen (0: none yet) */
+	__u64 func;		/* out: the function whose entry saw it */
+	__u64 checks;		/* out: function entries measured */
+	__u32 pid;		/* out: the task */
+	char comm[16];
+	__u32 __pad;
+};
+#define KTRACK_IOC_STACK_START	_IOW(KTRACK_IOC_MAGIC, 0x40, struct ktrack_stack_start)
+#define KTRACK_IOC_STACK_STOP	_IO(KTRACK_IOC_MAGIC, 0x41)
+#define KTRACK_IOC_STACK_GET	_IOWR(KTRACK_IOC_MAGIC, 0x42, struct ktrack_stack_max)
 
 #endif /* _UAPI_KTRACK_H */

@@ -547,6 +547,113 @@ TEST_F(desc, ktrackctl_rejects_malformed_specs_with_caret)
  * per hit that passes; a STOP pauses the session (GET_STATS says so, to
  * callers of either struct size), the START ioctl resumes it.
  */
+/* PROBE_PROFILE into 'e' (count entries); returns 0 or -errno. */
+static int profile_of(int fd, uint32_t id, struct ktrack_profile_entry *e, uint32_t *count)
+{
+	struct ktrack_probe_profile req = {
+		.size = sizeof(req), .id = id, .count = *count,
+		.entry_size = sizeof(*e), .entries_ptr = (uintptr_t)e,
+	};
+
+	if (ioctl(fd, KTRACK_IOC_PROBE_PROFILE, &req))
+		return -errno;
+	*count = req.count;
+	return 0;
+}
+
+/*
+ * KTRACK_PROBE_F_PROFILE: no record, exact per-function counts and times;
+ * what a profile cannot carry (actions, stack, hit limit) is refused, and so
+ * is every malformed PROBE_PROFILE.
+ */
+TEST_F(desc, profile_counts_per_function_and_validates)
+{
+	struct ktrack_probe_profile req;
+	struct ktrack_profile_entry e[4];
+	struct ktrack_probe_add res = { 0 }, plain = { 0 };
+	struct ktrack_probe_desc *d;
+	unsigned char *b;
+	void *blob, *acts;
+	size_t len, alen;
+	uint32_t n;
+	int i;
+
+	blob = pt_compile("f:pf ktrack_tpt_add%both", NULL, &len, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, blob) TH_LOG("%s", self->out);
+	acts = pt_compile("f:pa ktrack_tpt_add%both => stop", NULL, &alen, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, acts) TH_LOG("%s", self->out);
+	((struct ktrack_probe_desc *)acts)->flags |= KTRACK_PROBE_F_PROFILE;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, acts, alen, NULL));
+	free(acts);
+	b = malloc(len);
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < 4; i++) {
+		memcpy(b, blob, len);
+		d = (struct ktrack_probe_desc *)b;
+		d->flags |= KTRACK_PROBE_F_PROFILE;
+		switch (i) {
+		case 0: d->stack_depth = 2; break;
+		case 1: d->hit_limit = 5; break;
+		case 2: d->flags = KTRACK_PROBE_F_PROFILE; break;	/* neither entry nor exit */
+		case 3: d->flags |= 1U << 3; break;			/* unknown flag */
+		}
+		EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, b, len, NULL)) TH_LOG("mutation %d", i);
+	}
+	memcpy(b, blob, len);
+	((struct ktrack_probe_desc *)b)->flags |= KTRACK_PROBE_F_PROFILE;
+	ASSERT_EQ(0, pt_add_blob(self->fd, b, len, &res));
+	ASSERT_EQ(0, pt_add_blob(self->fd, self->good, self->good_len, &plain));
+	free(b);
+	free(blob);
+
+	/* nothing counted yet: no function, and count 0 copies nothing */
+	n = 0;
+	ASSERT_EQ(0, profile_of(self->fd, res.id, NULL, &n));
+	EXPECT_EQ(0, n);
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	n = 4;
+	memset(e, 0xa5, sizeof(e));
+	ASSERT_EQ(0, profile_of(self->fd, res.id, e, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(3, e[0].hits);
+	EXPECT_EQ(3, e[0].timed);
+	EXPECT_LT(0, e[0].time_ns);
+	EXPECT_LE(e[0].max_ns, e[0].time_ns);
+	EXPECT_LE(e[0].time_ns, 3 * e[0].max_ns);
+	EXPECT_NE(0, e[0].ip);
+	/* count 0 asks how many, and copies none */
+	n = 0;
+	ASSERT_EQ(0, profile_of(self->fd, res.id, NULL, &n));
+	EXPECT_EQ(1, n);
+	/* the profiling probe wrote no record: only the plain probe's */
+	len = pt_drain(self->fd, self->out, sizeof(self->out));
+	EXPECT_EQ(0, pt_count(self->out, len, res.id, 0));
+	EXPECT_EQ(0, pt_count(self->out, len, res.id, 1));
+
+	/* malformed requests */
+	n = 4;
+	EXPECT_EQ(-EINVAL, profile_of(self->fd, plain.id, e, &n));	/* not profiling */
+	EXPECT_EQ(-ENOENT, profile_of(self->fd, res.id + 100, e, &n));
+	EXPECT_EQ(-EFAULT, profile_of(self->fd, res.id, (void *)8, &n));
+	EXPECT_EQ(-EFAULT, profile_of(self->fd, res.id, NULL, &n));
+	req = (struct ktrack_probe_profile){ .size = sizeof(req), .id = res.id, .count = 4,
+					     .entry_size = 8, .entries_ptr = (uintptr_t)e };
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_PROFILE, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.entry_size = sizeof(e[0]);
+	req.overflow = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_PROFILE, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.overflow = 0;
+	req.id = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_PROFILE, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.id = res.id;
+	req.size = 8;	/* shorter than the struct */
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_PROFILE, &req));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST_F(desc, actions_are_validated_and_start_resumes)
 {
 	struct ktrack_probe_desc *d;

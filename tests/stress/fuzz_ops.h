@@ -504,6 +504,20 @@ static int op_probe_get(struct rng *r, int fd)
 	return send_mutated(r, fd, KTRACK_IOC_PROBE_GET, &g, sizeof(g), 3, &g.desc_ptr);
 }
 
+/* A profile read: ids that may be profiling probes, sizes, pointers. */
+static int op_probe_profile(struct rng *r, int fd)
+{
+	static struct ktrack_profile_entry out[64];
+	struct ktrack_probe_profile q = { .size = sizeof(q) };
+
+	q.id = below(r, 64);
+	q.count = below(r, 65);	/* never past out[]: the kernel writes that many */
+	q.entry_size = chance(r, 80) ? sizeof(out[0]) : below(r, 128);
+	q.entries_ptr = (uintptr_t)mutate_ptr(r, out, sizeof(out));
+	q.overflow = chance(r, 90) ? 0 : rnd(r);
+	return send_mutated(r, fd, KTRACK_IOC_PROBE_PROFILE, &q, sizeof(q), 3, &q.entries_ptr);
+}
+
 static const char *const obj_funcs[] = {
 	"vfs_read vfs_write", "do_sys_openat2", "vfs_*", "ktrack_no_such_fn",
 	"pt_*", "  ", "vfs_read\tvfs_write", "[", "*zz*zz*zz*zz*zz*zz*zz*zz*zz*",

@@ -170,3 +170,42 @@ TEST(Profile, ExitBeforeEntryOnAnotherCpuIsAHitWithoutTime) {
   std::string js = capture([&](Out &x) { pj.print(x); });
   EXPECT_NE(js.find("{\"calls_untimed_clock_skew\":1}"), std::string::npos) << js;
 }
+
+// profile --live: the kernel's totals, one function per address (two
+// addresses of one function merged by name), no Self column or minimum.
+TEST(Profile, KernelTotalsPrintWithoutSelf) {
+  auto n = names();
+  ProfileOptions o;
+  o.kernel_totals = true;
+  o.sort = ProfileOptions::ByHits;
+  Profile p(o, n);
+  p.add_totals(kA, {.hits = 3, .timed = 3, .total = 3000, .max = 1500});
+  p.add_totals(kB, {.hits = 10, .timed = 9, .total = 900, .max = 200});
+  p.add_totals(kB + 4, {.hits = 1, .timed = 1, .total = 100, .max = 300});
+  auto rows = p.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].func, "func_b");
+  EXPECT_EQ(rows[0].st.hits, 11u);
+  EXPECT_EQ(rows[0].st.timed, 10u);
+  EXPECT_EQ(rows[0].st.total, 1000u);
+  EXPECT_EQ(rows[0].st.max, 300u);
+  std::string out = capture([&](Out &x) { p.print(x); });
+  auto ls = lines(out);
+  ASSERT_EQ(ls.size(), 4u);
+  EXPECT_EQ(ls[0].find("Self"), std::string::npos);
+  EXPECT_EQ(
+      ls[2],
+      "  func_b                                           11         1.000 us       0.100 us       0.300 us");
+  o.json = true;
+  Profile pj(o, n);
+  pj.add_totals(kA, {.hits = 3, .timed = 3, .total = 3000, .max = 1500});
+  out = capture([&](Out &x) { pj.print(x); });
+  EXPECT_EQ(
+      out,
+      "{\"func\":\"func_a\",\"hits\":3,\"timed\":3,\"total_ns\":3000,\"avg_ns\":1000,\"max_ns\":1500}\n");
+  ProfileOptions ko;
+  ko.kernel_totals = true;
+  Profile none(ko, n);
+  out = capture([&](Out &x) { none.print(x); });
+  EXPECT_NE(out.find("no calls of the profiled functions"), std::string::npos);
+}

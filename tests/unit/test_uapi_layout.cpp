@@ -107,6 +107,7 @@ constexpr Pinned kLayout[] = {
     {"KTRACK_STATS_SIZE_V1", KTRACK_STATS_SIZE_V1, 24},
     // command numbers are ABI: a struct that grows keeps its number
     {"KTRACK_IOC_GET_STATS", KTRACK_IOC_GET_STATS, 0xC018D606},
+    {"KTRACK_IOC_PROBE_PROFILE", KTRACK_IOC_PROBE_PROFILE, 0xC020D624},
     {"ktrack_stats.flags", offsetof(struct ktrack_stats, flags), 24},
     {"ktrack_stats.__pad", offsetof(struct ktrack_stats, __pad), 28},
     {"sizeof ktrack_probe_action", sizeof(struct ktrack_probe_action), 8},
@@ -239,6 +240,38 @@ constexpr Pinned kLayout[] = {
     {"ktrack_probe_get.desc_size", offsetof(struct ktrack_probe_get, desc_size), 8},
     {"ktrack_probe_get.__pad", offsetof(struct ktrack_probe_get, __pad), 12},
     {"ktrack_probe_get.desc_ptr", offsetof(struct ktrack_probe_get, desc_ptr), 16},
+    {"sizeof ktrack_profile_entry", sizeof(struct ktrack_profile_entry), 40},
+    {"ktrack_profile_entry.ip", offsetof(struct ktrack_profile_entry, ip), 0},
+    {"ktrack_profile_entry.hits", offsetof(struct ktrack_profile_entry, hits), 8},
+    {"ktrack_profile_entry.timed", offsetof(struct ktrack_profile_entry, timed), 16},
+    {"ktrack_profile_entry.time_ns", offsetof(struct ktrack_profile_entry, time_ns), 24},
+    {"ktrack_profile_entry.max_ns", offsetof(struct ktrack_profile_entry, max_ns), 32},
+    {"sizeof ktrack_probe_profile", sizeof(struct ktrack_probe_profile), 32},
+    {"ktrack_probe_profile.size", offsetof(struct ktrack_probe_profile, size), 0},
+    {"ktrack_probe_profile.id", offsetof(struct ktrack_probe_profile, id), 4},
+    {"ktrack_probe_profile.count", offsetof(struct ktrack_probe_profile, count), 8},
+    {"ktrack_probe_profile.entry_size", offsetof(struct ktrack_probe_profile, entry_size), 12},
+    {"ktrack_probe_profile.entries_ptr", offsetof(struct ktrack_probe_profile, entries_ptr), 16},
+    {"ktrack_probe_profile.overflow", offsetof(struct ktrack_probe_profile, overflow), 24},
+    {"sizeof ktrack_stack_start", sizeof(struct ktrack_stack_start), 264},
+    {"ktrack_stack_start.size", offsetof(struct ktrack_stack_start, size), 0},
+    {"ktrack_stack_start.flags", offsetof(struct ktrack_stack_start, flags), 4},
+    {"ktrack_stack_start.filter", offsetof(struct ktrack_stack_start, filter), 8},
+    {"sizeof ktrack_stack_frame", sizeof(struct ktrack_stack_frame), 16},
+    {"ktrack_stack_frame.ip", offsetof(struct ktrack_stack_frame, ip), 0},
+    {"ktrack_stack_frame.depth", offsetof(struct ktrack_stack_frame, depth), 8},
+    {"ktrack_stack_frame.size", offsetof(struct ktrack_stack_frame, size), 12},
+    {"sizeof ktrack_stack_max", sizeof(struct ktrack_stack_max), 64},
+    {"ktrack_stack_max.size", offsetof(struct ktrack_stack_max, size), 0},
+    {"ktrack_stack_max.nr", offsetof(struct ktrack_stack_max, nr), 4},
+    {"ktrack_stack_max.frames_ptr", offsetof(struct ktrack_stack_max, frames_ptr), 8},
+    {"ktrack_stack_max.max_bytes", offsetof(struct ktrack_stack_max, max_bytes), 16},
+    {"ktrack_stack_max.func", offsetof(struct ktrack_stack_max, func), 24},
+    {"ktrack_stack_max.checks", offsetof(struct ktrack_stack_max, checks), 32},
+    {"ktrack_stack_max.pid", offsetof(struct ktrack_stack_max, pid), 40},
+    {"ktrack_stack_max.comm", offsetof(struct ktrack_stack_max, comm), 44},
+    {"ktrack_stack_max.__pad", offsetof(struct ktrack_stack_max, __pad), 60},
+    {"KTRACK_IOC_STACK_GET", KTRACK_IOC_STACK_GET, 0xC040D642},
     {"sizeof ktrack_obj_watch", sizeof(struct ktrack_obj_watch), 8},
     {"ktrack_obj_watch.offset", offsetof(struct ktrack_obj_watch, offset), 0},
     {"ktrack_obj_watch.size", offsetof(struct ktrack_obj_watch, size), 4},
@@ -334,7 +367,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 302u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 335u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

@@ -26,8 +26,11 @@
 #include "device/capture.hpp"
 #include "format/ctf_writer.hpp"
 #include "format/format.hpp"
+#include "format/symbols.hpp"
 #include "host/kallsyms.hpp"
 #include "objtrace/objtrace.hpp"
+#include "probes/live_profile.hpp"
+#include "util/duration.hpp"
 #include "util/error.hpp"
 
 namespace ktrackctl {
@@ -310,7 +313,56 @@ struct ProfileFlags {
   std::string sort = "total";
   bool callers = false;
   size_t limit = 0;
+  std::vector<std::string> live;
 };
+
+// profile --live: the kernel counts (probes/live_profile.hpp); this prints.
+void profile_live(const ProfileFlags &f, ka::ProfileOptions o) {
+  const ViewFlags &v = f.v;
+  if (!v.file.empty() || !v.session.empty() || !v.probes.empty())
+    throw ktrack::UsageError("--live profiles in the kernel now: give no FILE, -s or --probe with it");
+  if (!v.filter.comms.empty() || !v.filter.events.empty() || !v.filter.where.empty() ||
+      !v.filter.since.empty() || !v.filter.until.empty() || f.callers)
+    throw ktrack::UsageError(
+        "--live keeps totals only: -c, -e, --where, --since, --until and --callers need a recording "
+        "(ktrackctl record ... 'f GLOB%both', then ktrackctl profile FILE)");
+  if (o.sort == ka::ProfileOptions::BySelf)
+    throw ktrack::UsageError("--sort self needs a recording: the kernel's totals have no self time");
+  ktrack::LiveProfileOptions lo;
+  lo.targets = f.live;
+  for (uint32_t p : v.filter.pids) lo.pids.push_back(static_cast<int32_t>(p));
+  lo.cpus = v.filter.cpus;
+  if (!v.duration.empty()) lo.duration = ktrack::parse_duration(v.duration);
+  CommandUnderCapture command;
+  ktrack::StopSignals signals;
+  bool quiet = !trailing_command().empty() || lo.duration.count() != 0;
+  // Once this is said, every call of the functions is counted.
+  auto r =
+      ktrack::run_live_profile(lo, ktrack::StopSignals::flag(), [&](const std::vector<std::string> &notes) {
+        for (const auto &n : notes) fmt::print(stderr, "{}\n", n);
+        fmt::print(stderr, "profiling in the kernel{}\n", quiet ? "" : "; Ctrl-C to stop");
+        command.start(signals);
+      });
+  command.finish();
+  ktrack::Symbolizer syms;
+  syms.load(ktrack::read_kallsyms());
+  ktrack::SchemaRegistry schemas;
+  ka::EventNames names(schemas, &syms, nullptr);
+  Output out(v);
+  o.json = v.json;
+  o.colors = out.colors();
+  o.kernel_totals = true;
+  ka::Profile prof(o, names);
+  for (const auto &fn : r.funcs)
+    prof.add_totals(fn.ip, {.hits = fn.hits, .timed = fn.timed, .total = fn.time_ns, .max = fn.max_ns});
+  prof.print(out.out());
+  out.close();
+  if (r.overflow)
+    fmt::print(stderr, "{} calls were not counted: the profile table was full (report this)\n", r.overflow);
+  if (r.misses)
+    fmt::print(stderr, "{} calls were missed by the kernel (a handler already running on that CPU)\n",
+               r.misses);
+}
 
 const Command profile_cmd(51, [](CLI::App &app) {
   auto f = std::make_shared<ProfileFlags>();
@@ -321,14 +373,23 @@ const Command profile_cmd(51, [](CLI::App &app) {
       ->check(CLI::IsMember({"total", "hits", "avg", "max", "self", "name"}));
   cmd->add_flag("--callers", f->callers, "Break each function down by caller");
   cmd->add_option("-n,--limit", f->limit, "Print at most N functions");
+  cmd->add_option("--live", f->live,
+                  "Count and time the functions matching GLOB (or MOD:GLOB) in the kernel, now: no "
+                  "recording (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->footer(
       "Like ftrace's function_profile: time is inclusive (callees included), Self excludes\n"
       "the traced callees.  Calls are paired per task; nesting and lost records are handled\n"
       "(unpaired records count as hits without time, and lost records are reported).\n"
+      "With --live the kernel counts each call and its time in per-CPU tables (no record per\n"
+      "call) until -d, Ctrl-C or the end of '-- COMMAND'; -p and -C filter; no Self column.\n"
       "Examples:\n"
       "  ktrackctl profile trace.ktr\n"
       "  ktrackctl profile trace.ktr --sort hits -n 20\n"
-      "  ktrackctl profile trace.ktr -c 'dd*' --callers --json");
+      "  ktrackctl profile trace.ktr -c 'dd*' --callers --json\n"
+      "  sudo ktrackctl profile --live 'vfs_*' -d 5s\n"
+      "  sudo ktrackctl profile --live 'ext4_*' --live 'jbd2:*' --json -- tar xf linux.tar");
   cmd->callback([f] {
     ka::ProfileOptions o;
     static const std::pair<const char *, ka::ProfileOptions::Sort> sorts[] = {
@@ -339,6 +400,8 @@ const Command profile_cmd(51, [](CLI::App &app) {
       if (f->sort == n) o.sort = s;
     o.callers = f->callers;
     o.limit = f->limit;
+    if (!f->live.empty()) return profile_live(*f, o);
+    if (!trailing_command().empty()) throw ktrack::UsageError("'-- COMMAND' goes with --live");
     aggregate<ka::Profile>(f->v, o);
   });
 });

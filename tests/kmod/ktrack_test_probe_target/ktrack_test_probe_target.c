@@ -8,6 +8,9 @@
  *   "block"       enter ktrack_tpt_block() and wait for "release"
  *   "release"     let every blocked caller return (also parameters/release,
  *                 which works while the module is going)
+ *   "deep N"      a known deep stack for the stack tracer: ktrack_deep_frame()
+ *                 recursing N times (N <= 16), each frame holding at least
+ *                 KTRACK_DEEP_FRAME bytes, then ktrack_deep_leaf() once
  *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
  *                 the mean time per call in parameters/bench_ps
  *                 (picoseconds, so sub-ns differences show): bench/probes.sh
@@ -24,6 +27,7 @@
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/proc_fs.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
@@ -139,6 +143,33 @@ noinline int ktrack_tpt_block(void)
 }
 EXPORT_SYMBOL_GPL(ktrack_tpt_block);
 
+/*
+ * The stack tracer's deep path (not ktrack_tpt_*: globs over those count
+ * functions).  Each frame keeps KTRACK_DEEP_FRAME bytes live across the
+ * call below it, so the compiler can neither shrink nor share them.
+ */
+#define KTRACK_DEEP_FRAME	512
+#define KTRACK_DEEP_MAX		16
+
+noinline int ktrack_deep_leaf(void)
+{
+	return 1;
+}
+EXPORT_SYMBOL_GPL(ktrack_deep_leaf);
+
+noinline int ktrack_deep_frame(unsigned int n)
+{
+	char buf[KTRACK_DEEP_FRAME];
+	int ret;
+
+	memset(buf, (char)n, sizeof(buf));
+	TPT_USE(buf);	/* the buffer escapes: it exists before the call... */
+	ret = n ? ktrack_deep_frame(n - 1) : ktrack_deep_leaf();
+	TPT_USE(buf);	/* ...and is read after it */
+	return ret + buf[0] + buf[KTRACK_DEEP_FRAME - 1];
+}
+EXPORT_SYMBOL_GPL(ktrack_deep_frame);
+
 /* The benchmark's target: two arguments, one return value. */
 noinline long ktrack_tpt_bench(int a, long b)
 {
@@ -230,6 +261,10 @@ static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len,
 		tpt_fire(v);
 	} else if (sscanf(cmd, "tpbench %u", &v) == 1) {
 		tpt_tp_bench(v);
+	} else if (sscanf(cmd, "deep %u", &v) == 1) {
+		if (!v || v > KTRACK_DEEP_MAX)
+			return -EINVAL;
+		ktrack_deep_frame(v - 1);
 	} else if (sscanf(cmd, "bench %u", &v) == 1) {
 		tpt_bench(v);
 	} else if (!strncmp(cmd, "ustr ", 5)) {

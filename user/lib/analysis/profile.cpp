@@ -94,6 +94,8 @@ void Profile::add(const Sample &s) {
   }
 }
 
+void Profile::add_totals(uint64_t ip, const FuncStats &st) { merge(funcs_[ip], st); }
+
 std::vector<Profile::Row> Profile::rows() const {
   // Entries still open at the end count as hits without time.
   std::map<std::string, Row> by_name;
@@ -143,6 +145,24 @@ std::string us(uint64_t ns) { return fmt::format("{:.3f} us", static_cast<double
 
 }  // namespace
 
+// The kernel's totals: no self time, nothing lost or unpaired to report.
+void Profile::print_totals(Out &out, const std::vector<Row> &rows_v) const {
+  const Colors &c = opt_.colors;
+  out.print("{}  {:<40} {:>10} {:>16} {:>14} {:>14}{}\n", c.bold, "Function", "Hit", "Time", "Avg", "Max",
+            c.reset);
+  out.print("  {:<40} {:>10} {:>16} {:>14} {:>14}\n", "--------", "---", "----", "---", "---");
+  for (const auto &r : rows_v) {
+    const FuncStats &s = r.st;
+    if (s.timed)
+      out.print("  {:<40} {:>10} {:>16} {:>14} {:>14}\n", r.func, s.hits, us(s.total), us(s.total / s.timed),
+                us(s.max));
+    else
+      out.print("  {:<40} {:>10} {:>16} {:>14} {:>14}\n", r.func, s.hits, "-", "-", "-");
+  }
+  if (rows_v.empty()) out.print("no calls of the profiled functions\n");
+  out.flush();
+}
+
 void Profile::print(Out &out) {
   auto rows_v = rows();
   if (opt_.limit && rows_v.size() > opt_.limit) rows_v.resize(opt_.limit);
@@ -154,10 +174,10 @@ void Profile::print(Out &out) {
       json_escape(buf, r.func);
       const FuncStats &s = r.st;
       fmt::format_to(std::back_inserter(buf),
-                     ",\"hits\":{},\"timed\":{},\"total_ns\":{},\"avg_ns\":{},\"max_ns\":{},\"min_ns\":{},"
-                     "\"self_ns\":{}",
-                     s.hits, s.timed, s.total, s.timed ? s.total / s.timed : 0, s.max, s.timed ? s.min : 0,
-                     s.self);
+                     ",\"hits\":{},\"timed\":{},\"total_ns\":{},\"avg_ns\":{},\"max_ns\":{}", s.hits, s.timed,
+                     s.total, s.timed ? s.total / s.timed : 0, s.max);
+      if (!opt_.kernel_totals)
+        fmt::format_to(std::back_inserter(buf), ",\"min_ns\":{},\"self_ns\":{}", s.timed ? s.min : 0, s.self);
       if (opt_.callers) {
         buf.append(std::string_view(",\"callers\":["));
         bool first = true;
@@ -178,6 +198,10 @@ void Profile::print(Out &out) {
       fmt::format_to(std::back_inserter(out.buf()), "{{\"calls_untimed_clock_skew\":{}}}\n",
                      calls_.backwards());
     out.flush();
+    return;
+  }
+  if (opt_.kernel_totals) {
+    print_totals(out, rows_v);
     return;
   }
   out.print("{}  {:<40} {:>10} {:>16} {:>14} {:>14} {:>16}{}\n", c.bold, "Function", "Hit", "Time", "Avg",

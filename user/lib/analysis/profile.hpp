@@ -15,6 +15,9 @@ struct ProfileOptions {
   enum Sort { ByTotal, ByHits, ByAvg, ByMax, BySelf, ByName } sort = ByTotal;
   bool callers = false;  // per-caller breakdown under each function
   size_t limit = 0;      // print at most this many functions (0 = all)
+  // The totals come from the kernel (profile --live, add_totals()): no self
+  // time and no minimum are known, so neither is printed.
+  bool kernel_totals = false;
   bool json = false;
   Colors colors;
 };
@@ -29,6 +32,8 @@ class Profile {
  public:
   Profile(const ProfileOptions &opt, const Names &names);
   void add(const Sample &s);
+  // One function's totals, counted elsewhere (the kernel's profile tables).
+  void add_totals(uint64_t ip, const FuncStats &st);
   void print(Out &out);
 
   // Aggregated by function name (callers merged by name); for tests.
@@ -42,6 +47,7 @@ class Profile {
 
  private:
   FuncStats *caller_stats(uint64_t ip, uint64_t caller_ip);
+  void print_totals(Out &out, const std::vector<Row> &rows_v) const;
   void hit(uint64_t ip, uint64_t caller_ip);
   void timed(uint64_t ip, uint64_t caller_ip, uint64_t dur, uint64_t self);
 

@@ -227,6 +227,31 @@ std::vector<uint8_t> ProbeClient::get(uint32_t id) const {
   return blob;
 }
 
+std::vector<ktrack_profile_entry> ProbeClient::profile(uint32_t id, uint64_t *overflow) const {
+  std::vector<ktrack_profile_entry> buf(64);
+  ktrack_probe_profile req{};
+  for (;;) {
+    req = {};
+    req.size = sizeof(req);
+    req.id = id;
+    req.count = static_cast<uint32_t>(buf.size());
+    req.entry_size = sizeof(ktrack_profile_entry);
+    req.entries_ptr = (uint64_t)(uintptr_t)buf.data();
+    int rc = do_ioctl(fd_, KTRACK_IOC_PROBE_PROFILE, &req);
+    if (rc == -EINVAL)
+      throw Error(
+          fmt::format("probe {} does not profile (add it with profile --live), or this ktrack.ko is older "
+                      "than ktrackctl: unload it and run 'ktrackctl load' to load the matching module",
+                      id));
+    if (rc < 0) throw SysError(fmt::format("read the profile of probe {}", id), -rc);
+    if (req.count <= buf.size()) break;
+    buf.resize(req.count);
+  }
+  buf.resize(req.count);
+  if (overflow) *overflow = req.overflow;
+  return buf;
+}
+
 Schema probe_decoder_schema(uint32_t id, const ProbeSchema &ps) {
   Schema s;
   s.rec_type = KTRACK_REC_PROBE;

@@ -50,6 +50,9 @@ class ProbeClient {
   std::vector<ProbeInfo> list() const;
   // The description blob of probe 'id' (to decode its records).
   std::vector<uint8_t> get(uint32_t id) const;
+  // The per-function counters of profiling probe 'id' (KTRACK_PROBE_F_PROFILE),
+  // summed over CPUs; 'overflow' gets the hits its tables had no room for.
+  std::vector<ktrack_profile_entry> profile(uint32_t id, uint64_t *overflow = nullptr) const;
 
  private:
   int fd_;
