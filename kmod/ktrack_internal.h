@@ -106,6 +106,28 @@ u64 ktrack_objtrace_features(void);
 int ktrack_objtrace_init(void);
 void ktrack_objtrace_exit(void);
 
+/* Tracing from load (boot_trace.c): module parameters probes=, session=, flight=. */
+int ktrack_boot_trace_init(void);
+struct ktrack_session *ktrack_session_create_kernel(const char *name);
+void ktrack_session_destroy_kernel(struct ktrack_session *s);
+/* PROBE_ADD from the kernel: takes 'desc' (kvmalloc'ed) in every case. */
+int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
+			    struct ktrack_probe_add *res);
+
+/* The dump on oops and panic (crash_dump.c). */
+int ktrack_crash_dump_init(void);
+void ktrack_crash_dump_exit(void);
+/*
+ * For the die and panic paths, under rcu_read_lock() (the caller's), taking
+ * no lock: the running session after 'prev' (NULL: the first), or NULL.
+ */
+struct ktrack_session *ktrack_running_next(struct ktrack_session *prev);
+/*
+ * The name of probe 'id' of 's' into buf, read without locks and without
+ * faulting (die and panic paths): false when it cannot be told.
+ */
+bool ktrack_probe_name_nofault(struct ktrack_session *s, u32 id, char *buf, size_t len);
+
 /* Hooks implemented by the stack tracer (stack_tracer.c). */
 long ktrack_stack_ioctl(struct ktrack_session *s, unsigned int cmd, void __user *arg);
 bool ktrack_stack_cmd_known(unsigned int cmd);

@@ -167,6 +167,7 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.abi_version = KTRACK_ABI_VERSION;
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
 		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | KTRACK_FEAT_PROFILE | KTRACK_FEAT_STACK_TRACER |
+		     KTRACK_FEAT_DUMP_ON_OOPS |
 		     ktrack_probe_features() |
 		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
@@ -230,14 +231,26 @@ static int __init ktrack_init(void)
 	ret = ktrack_module_events_init();
 	if (ret)
 		goto out_objtrace;
+	ret = ktrack_crash_dump_init();
+	if (ret)
+		goto out_modev;
 	ret = misc_register(&ktrack_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);
-		goto out_modev;
+		goto out_crash;
 	}
 	kt_alloc_stats_init();
+	/* last: the device and every part are up (probes=, session=, flight=) */
+	ret = ktrack_boot_trace_init();
+	if (ret)
+		goto out_misc;
 	pr_info("loaded, ABI %d\n", KTRACK_ABI_VERSION);
 	return 0;
+out_misc:
+	kt_alloc_stats_exit();
+	misc_deregister(&ktrack_miscdev);
+out_crash:
+	ktrack_crash_dump_exit();
 out_modev:
 	ktrack_module_events_exit();
 out_objtrace:
@@ -251,6 +264,7 @@ static void __exit ktrack_exit(void)
 {
 	misc_deregister(&ktrack_miscdev);
 	ktrack_stack_exit();
+	ktrack_crash_dump_exit();
 	ktrack_module_events_exit();
 	ktrack_objtrace_exit();
 	ktrack_probe_exit();

@@ -151,6 +151,37 @@ struct kt_probe *kt_find(struct ktrack_session *s, u32 id, const char *name)
 	return NULL;
 }
 
+/*
+ * kt_find() for the die and panic paths: the list is walked without
+ * kt_probe_lock (which the crashed context may hold) and every load is
+ * copy_from_kernel_nofault(), bounded in steps, so a list changing under
+ * it costs a wrong or no answer, never a fault or a hang.
+ */
+bool ktrack_probe_name_nofault(struct ktrack_session *s, u32 id, char *buf, size_t len)
+{
+	struct list_head *pos = READ_ONCE(kt_probes.next);
+	unsigned int steps;
+
+	for (steps = 0; pos != &kt_probes && steps < 4 * KT_MAX_PROBES_LIMIT; steps++) {
+		struct kt_probe *p = container_of(pos, struct kt_probe, node);
+		struct ktrack_session *ps;
+		u32 pid;
+
+		if (copy_from_kernel_nofault(&ps, &p->session, sizeof(ps)) ||
+		    copy_from_kernel_nofault(&pid, &p->id, sizeof(pid)))
+			return false;
+		if (ps == s && pid == id) {
+			if (copy_from_kernel_nofault(buf, p->name, min(len, sizeof(p->name))))
+				return false;
+			buf[len - 1] = '\0';
+			return true;
+		}
+		if (copy_from_kernel_nofault(&pos, &pos->next, sizeof(pos)))
+			return false;
+	}
+	return false;
+}
+
 static bool kt_id_used(u32 id)
 {
 	struct kt_probe *p;
@@ -192,32 +223,19 @@ static void kt_free_gone(struct list_head *gone)
 	}
 }
 
-static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
+/*
+ * Add the probe described by 'desc' (kvmalloc'ed, 'size' bytes; owned by
+ * the probe on success, freed here on failure) to 's'; its id, state and
+ * mechanism go to 'res'.
+ */
+int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
+			    struct ktrack_probe_add *res)
 {
-	struct ktrack_probe_add req;
 	struct kt_probe *p, *q;
 	unsigned int n = 0;
-	void *desc;
-	u32 usize;
 	int ret;
 
-	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
-	if (ret)
-		return ret;
-	if (req.__pad || req.id || req.state || req.mechanism)
-		return -EINVAL;
-	if (req.desc_size < sizeof(struct ktrack_probe_desc))
-		return -EINVAL;
-	if (req.desc_size > KTRACK_PROBE_DESC_MAX)
-		return -E2BIG;
-	desc = kvmalloc(req.desc_size, GFP_KERNEL_ACCOUNT);
-	if (!desc)
-		return -ENOMEM;
-	if (copy_from_user(desc, u64_to_user_ptr(req.desc_ptr), req.desc_size)) {
-		kvfree(desc);
-		return -EFAULT;
-	}
-	p = kt_probe_from_desc(desc, req.desc_size);
+	p = kt_probe_from_desc(desc, size);
 	if (IS_ERR(p)) {
 		kvfree(desc);
 		return PTR_ERR(p);
@@ -270,11 +288,53 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 	}
 	if (ret)
 		goto unlock;
-	req.id = p->id;
-	req.state = p->state;
-	req.mechanism = p->mechanism;
+	res->id = p->id;
+	res->state = p->state;
+	res->mechanism = p->mechanism;
 	list_add_tail(&p->node, &kt_probes);
 	mutex_unlock(&kt_probe_lock);
+	return 0;
+unlock:
+	mutex_unlock(&kt_probe_lock);
+	/*
+	 * An arm that failed half way may have run handlers on the probe
+	 * (e: counters created, then released while perf's other users of
+	 * the event keep it, so perf itself does not wait).
+	 */
+	if (p->ops && p->ops->sync_disarm)
+		p->ops->sync_disarm();
+free:
+	kt_probe_free(p);
+	return ret;
+}
+
+static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
+{
+	struct ktrack_probe_add req;
+	struct kt_probe *p;
+	void *desc;
+	u32 usize;
+	int ret;
+
+	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
+	if (ret)
+		return ret;
+	if (req.__pad || req.id || req.state || req.mechanism)
+		return -EINVAL;
+	if (req.desc_size < sizeof(struct ktrack_probe_desc))
+		return -EINVAL;
+	if (req.desc_size > KTRACK_PROBE_DESC_MAX)
+		return -E2BIG;
+	desc = kvmalloc(req.desc_size, GFP_KERNEL_ACCOUNT);
+	if (!desc)
+		return -ENOMEM;
+	if (copy_from_user(desc, u64_to_user_ptr(req.desc_ptr), req.desc_size)) {
+		kvfree(desc);
+		return -EFAULT;
+	}
+	ret = ktrack_probe_add_kernel(s, desc, req.desc_size, &req);
+	if (ret)
+		return ret;
 	/*
 	 * Copied out with no lock held (see the lock order in session.c).
 	 * When the caller cannot learn the id, the probe goes again, unless
@@ -292,18 +352,6 @@ static long kt_ioctl_add(struct ktrack_session *s, void __user *arg)
 		return -EFAULT;
 	}
 	return 0;
-unlock:
-	mutex_unlock(&kt_probe_lock);
-	/*
-	 * An arm that failed half way may have run handlers on the probe
-	 * (e: counters created, then released while perf's other users of
-	 * the event keep it, so perf itself does not wait).
-	 */
-	if (p->ops && p->ops->sync_disarm)
-		p->ops->sync_disarm();
-free:
-	kt_probe_free(p);
-	return ret;
 }
 
 /* Remove and free every probe of 's'. */

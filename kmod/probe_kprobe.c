@@ -93,7 +93,8 @@ static void kt_kprobe_free(struct kt_probe *p)
 static int kt_kprobe_arm(struct kt_probe *p)
 {
 	bool entry = p->kind == KTRACK_PROBE_KPROBE ||
-		     (p->kind == KTRACK_PROBE_FUNCS && p->flags == KTRACK_PROBE_F_ENTRY);
+		     (p->kind == KTRACK_PROBE_FUNCS &&
+		      (p->flags & (KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT)) == KTRACK_PROBE_F_ENTRY);
 	char *names = NULL;
 	u32 i;
 	int ret;

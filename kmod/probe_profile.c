@@ -23,6 +23,9 @@
 #include "probe_internal.h"
 #include "uapi_copy.h"
 
+/* slots per CPU of the largest table: 2 x KTRACK_PROBE_MAX_FUNCS */
+#define KT_PROFILE_MAX_SLOTS	(2 * KTRACK_PROBE_MAX_FUNCS)
+
 struct kt_prof_slot {
 	unsigned long ip;		/* 0: free */
 	local64_t hits;
@@ -42,6 +45,8 @@ int kt_profile_alloc(struct kt_probe *p)
 	/* f MOD:GLOB: as many functions as the globs may match */
 	u32 funcs = p->mod_glob ? KTRACK_PROBE_MAX_FUNCS : max(p->nr_funcs, 1U);
 	u32 slots = roundup_pow_of_two(2 * funcs);
+
+	BUILD_BUG_ON(!is_power_of_2(KT_PROFILE_MAX_SLOTS));
 	struct kt_profile *pr;
 	int cpu;
 
@@ -125,10 +130,13 @@ notrace void kt_profile_hit(struct kt_probe *p, u16 event, unsigned long ip, u64
 }
 NOKPROBE_SYMBOL(kt_profile_hit);
 
-/* Sums the CPUs' tables into out[] (mask + 1 entries); returns how many. */
-static u32 kt_profile_sum(struct kt_profile *pr, struct ktrack_profile_entry *out)
+/*
+ * Sums the CPUs' tables into out[] (mask + 1 entries); returns how many;
+ * hits of addresses that find no room there are added to *overflow.
+ */
+static u32 kt_profile_sum(struct kt_profile *pr, struct ktrack_profile_entry *out, u64 *overflow)
 {
-	u32 slots = pr->mask + 1, n = 0, i, j;
+	u32 slots = pr->mask + 1, n = 0, i, j, k;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -141,11 +149,23 @@ static u32 kt_profile_sum(struct kt_profile *pr, struct ktrack_profile_entry *ou
 
 			if (!ip)
 				continue;
-			/* the same hash over the output: at most 'slots' functions */
-			for (j = hash_long(ip, 32) & pr->mask; out[j].ip && out[j].ip != ip;
-			     j = (j + 1) & pr->mask)
-				;
-			e = &out[j];
+			/*
+			 * The same hash over the output, bounded: the CPUs may
+			 * hold more addresses than one table (a module reloaded
+			 * at new addresses), and those find no room.
+			 */
+			e = NULL;
+			for (j = hash_long(ip, 32) & pr->mask, k = 0; k <= pr->mask;
+			     j = (j + 1) & pr->mask, k++) {
+				if (!out[j].ip || out[j].ip == ip) {
+					e = &out[j];
+					break;
+				}
+			}
+			if (!e) {
+				*overflow += local64_read(&t[i].hits);
+				continue;
+			}
 			if (!e->ip) {
 				e->ip = ip;
 				n++;
@@ -175,23 +195,19 @@ long kt_ioctl_profile(struct ktrack_session *s, void __user *arg)
 		return -EINVAL;
 	if (req.count && !req.entries_ptr)
 		return -EFAULT;
+	/* the largest table, allocated before the lock the notifier takes */
+	sum = kvcalloc(KT_PROFILE_MAX_SLOTS, sizeof(*sum), GFP_KERNEL);
+	if (!sum)
+		return -ENOMEM;
 	mutex_lock(&kt_probe_lock);
 	p = kt_find(s, req.id, NULL);
-	if (!p) {
+	if (!p || !p->profile) {
 		mutex_unlock(&kt_probe_lock);
-		return -ENOENT;
+		kvfree(sum);
+		return p ? -EINVAL : -ENOENT;
 	}
-	if (!p->profile) {
-		mutex_unlock(&kt_probe_lock);
-		return -EINVAL;
-	}
-	sum = kvcalloc(p->profile->mask + 1, sizeof(*sum), GFP_KERNEL);
-	if (!sum) {
-		mutex_unlock(&kt_probe_lock);
-		return -ENOMEM;
-	}
-	n = kt_profile_sum(p->profile, sum);
 	req.overflow = atomic64_read(&p->profile->overflow);
+	n = kt_profile_sum(p->profile, sum, &req.overflow);
 	i = p->profile->mask + 1;
 	mutex_unlock(&kt_probe_lock);
 

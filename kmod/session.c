@@ -361,6 +361,14 @@ void ktrack_emit_meta(u16 type, const void *payload, u32 len)
 	rcu_read_unlock();
 }
 
+struct ktrack_session *ktrack_running_next(struct ktrack_session *prev)
+{
+	struct list_head *pos =
+		rcu_dereference(list_next_rcu(prev ? &prev->run_node : &ktrack_running));
+
+	return pos == &ktrack_running ? NULL : container_of(pos, struct ktrack_session, run_node);
+}
+
 /* ---- API for other modules (include/ktrack/ktrack_api.h) --------------- */
 
 int notrace __ktrack_emit_record(u16 type, const void *payload, u32 len)

@@ -55,6 +55,7 @@ struct ktrack_session {
 	 */
 	int trig_off;
 	bool dead;			/* torn down: destroyed or closed */
+	bool crash_dumped;		/* printed by an oops or panic (crash_dump.c) */
 	bool touched;			/* configured, started, mapped, ... */
 	/*
 	 * Bumped by FLUSH and STOP: a file whose flush_seen differs wakes on

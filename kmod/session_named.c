@@ -224,6 +224,40 @@ static void destroy_unlinked(struct ktrack_session *s)
 	module_put(THIS_MODULE);
 }
 
+/*
+ * A named session with no file, for module parameters (boot_trace.c):
+ * the table's reference only, as a session whose creator closed.
+ */
+struct ktrack_session *ktrack_session_create_kernel(const char *name)
+{
+	struct ktrack_session *s;
+
+	if (!valid_name(name))
+		return ERR_PTR(-EINVAL);
+	mutex_lock(&ktrack_sessions_mutex);
+	if (find_named(name)) {
+		s = ERR_PTR(-EEXIST);
+		goto out;
+	}
+	s = ktrack_session_new(name);
+	if (IS_ERR(s))
+		goto out;
+	atomic_set(&s->nr_fds, 0);
+	__module_get(THIS_MODULE);
+	list_add_tail(&s->named_node, &ktrack_named);
+out:
+	mutex_unlock(&ktrack_sessions_mutex);
+	return s;
+}
+
+void ktrack_session_destroy_kernel(struct ktrack_session *s)
+{
+	mutex_lock(&ktrack_sessions_mutex);
+	unlink_named(s);
+	mutex_unlock(&ktrack_sessions_mutex);
+	destroy_unlinked(s);
+}
+
 long ktrack_session_destroy(void __user *arg)
 {
 	struct ktrack_session_req req;

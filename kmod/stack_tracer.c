@@ -57,16 +57,23 @@ static DEFINE_PER_CPU(u64, kt_stack_checks);
  * stack, from 'start' (the handler's own frame) to the top.  As ftrace's
  * check_stack(): an address not found costs one more pass, no more.
  */
+/*
+ * The trace being placed: static, as ftrace's stack_dump_trace[], since a
+ * new maximum is where the stack has the least room (under
+ * kt_stack_max_lock).
+ */
+static unsigned long kt_stack_trace[KTRACK_STACK_MAX_FRAMES + 8];
+
 static notrace void kt_stack_record(unsigned long ip, unsigned long *start, unsigned long used)
 {
-	unsigned long trace[KTRACK_STACK_MAX_FRAMES + 8];
+	unsigned long *trace = kt_stack_trace;
 	unsigned long *top, *p, *from = start;
 	unsigned int n, i, x = 0;
 	unsigned long this_size = used;
 	/* the traced function's own entry: the return from its __fentry__ call */
 	unsigned long ret_ip = ip + MCOUNT_INSN_SIZE;
 
-	n = stack_trace_save(trace, ARRAY_SIZE(trace), 0);
+	n = stack_trace_save(trace, ARRAY_SIZE(kt_stack_trace), 0);
 	/* skip the handler's own frames: start at the traced function */
 	for (i = 0; i < n && trace[i] != ret_ip; i++)
 		;
@@ -98,7 +105,7 @@ static notrace void kt_stack_record(unsigned long ip, unsigned long *start, unsi
 	kt_stack_nr = x;
 	kt_stack_func = ip;
 	kt_stack_pid = current->pid;
-	strscpy(kt_stack_comm, current->comm, sizeof(kt_stack_comm));
+	strscpy_pad(kt_stack_comm, current->comm, sizeof(kt_stack_comm));
 }
 
 static notrace void kt_stack_check(unsigned long ip, unsigned long *stack)
@@ -172,8 +179,16 @@ static void kt_stack_unregister(void)
 {
 	if (!kt_stack_ops)
 		return;
-	/* waits for every callback in flight (a module's ops is dynamic) */
-	unregister_ftrace_function(kt_stack_ops);
+	/*
+	 * Waits for every callback in flight (a module's ops is dynamic).
+	 * It fails only when ftrace itself has been disabled (ftrace_bug()),
+	 * without unhooking or waiting: then the ops must never be freed.
+	 */
+	if (WARN_ON_ONCE(unregister_ftrace_function(kt_stack_ops))) {
+		kt_stack_ops = NULL;
+		kt_stack_owner = NULL;
+		return;
+	}
 	ftrace_free_filter(kt_stack_ops);
 	kfree(kt_stack_ops);
 	kt_stack_ops = NULL;
@@ -184,6 +199,8 @@ static long kt_stack_start(struct ktrack_session *s, void __user *arg)
 {
 	struct ktrack_stack_start req;
 	struct ftrace_ops *ops;
+	char *cur, *glob;
+	unsigned int globs = 0;
 	u32 usize;
 	size_t len;
 	int ret;
@@ -212,11 +229,19 @@ static long kt_stack_start(struct ktrack_session *s, void __user *arg)
 	}
 	ops->func = kt_stack_call;
 	/*
-	 * ftrace_set_filter() parses globs ("vfs_*", "!x", "mod:name"): one
-	 * that matches nothing is EINVAL; an empty filter is every function.
+	 * ftrace_set_filter() takes one glob ("vfs_*"): the space-separated
+	 * ones go in turn, each added to the last (reset only for the first).
+	 * One that matches nothing is EINVAL; no filter is every function.
 	 */
-	if (len) {
-		ret = ftrace_set_filter(ops, (unsigned char *)req.filter, len, 1);
+	cur = req.filter;
+	while ((glob = strsep(&cur, " "))) {
+		if (!*glob)
+			continue;
+		if (*glob == '!') {	/* "remove": could leave an empty filter, i.e. all */
+			ret = -EINVAL;
+			goto free;
+		}
+		ret = ftrace_set_filter(ops, (unsigned char *)glob, strlen(glob), !globs++);
 		if (ret)
 			goto free;
 	}
@@ -270,7 +295,7 @@ static long kt_stack_get(void __user *arg)
 	ret = ktrack_copy_sized_in(&req, sizeof(req), sizeof(req), arg, &usize);
 	if (ret)
 		return ret;
-	if (req.__pad || req.max_bytes || req.checks)
+	if (req.__pad || req.max_bytes || req.func || req.checks || req.pid || req.comm[0])
 		return -EINVAL;
 	if (req.nr && !req.frames_ptr)
 		return -EFAULT;

@@ -98,6 +98,13 @@ section "VM lane self-test (a planted WARN must fail the lane)"
 "$root/tests/vm/selftest" | tee "$logs/selftest.log"
 add "$(grep -c '^ok ' "$logs/selftest.log")" "$(grep -c '^not ok ' "$logs/selftest.log")" 0 "VM lane self-test"
 
+# Guests that crash on purpose (an oops, a panic): the console must show
+# ktrack's dump of the newest records (tests/vm/crash-dump).
+section "Dump on oops and panic (guests that crash on purpose)"
+"$root/tests/vm/crash-dump" | tee "$logs/crash-dump.log"
+add "$(grep -c '^ok ' "$logs/crash-dump.log")" "$(grep -c '^not ok ' "$logs/crash-dump.log")" 0 "dump on oops and panic"
+grep -q '^not ok ' "$logs/crash-dump.log" && why "dump on oops and panic" "$logs/crash-dump.log"
+
 # vm_suite KERNEL TCG_THREAD LOG LABEL RUN-ALL-ARGS...: one guest running
 # tests/kernel/run-all; its counts go to the total.
 vm_suite() {

@@ -31,6 +31,7 @@
 /* bit 17: reserved (objtrace) */
 #define KTRACK_FEAT_PROFILE	(1ULL << 18)	/* KTRACK_PROBE_F_PROFILE, KTRACK_IOC_PROBE_PROFILE */
 #define KTRACK_FEAT_STACK_TRACER (1ULL << 19)	/* KTRACK_IOC_STACK_* */
+#define KTRACK_FEAT_DUMP_ON_OOPS (1ULL << 20)	/* KTRACK_CFG_F_DUMP_ON_OOPS, crash_dump.c */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -182,9 +183,14 @@ struct ktrack_rec_trigger {
 #define KTRACK_DEFAULT_BUF_PAGES 256	/* per CPU: 1 MiB */
 #define KTRACK_MAX_PID_FILTER	8
 /* Session configuration, set while stopped (EBUSY while running). */
+/*
+ * On oops or panic, print this session's newest records to the console
+ * (then pause it); the module parameter dump_on_oops=1 does it for all.
+ */
+#define KTRACK_CFG_F_DUMP_ON_OOPS	(1U << 0)
 struct ktrack_config {
 	__u32 size;
-	__u32 flags;		/* reserved, must be 0 */
+	__u32 flags;		/* KTRACK_CFG_F_* (KTRACK_FEAT_DUMP_ON_OOPS), else 0 */
 	__u32 buf_pages;	/* per CPU, power of two, 1..KTRACK_MAX_BUF_PAGES */
 	__u32 mode;		/* KTRACK_MODE_* */
 	__u32 clock;		/* KTRACK_CLOCK_* */
@@ -708,7 +714,7 @@ struct ktrack_rec_obj_untrack {
 struct ktrack_stack_start {
 	__u32 size;
 	__u32 flags;		/* 0 */
-	/* ftrace filter globs, space-separated ("vfs_* ext4_*"); "" = every function */
+	/* globs, space-separated ("vfs_* ext4_*"), no '!'; "" = every function */
 	char filter[KTRACK_STACK_FILTER_MAX];
 };
 struct ktrack_stack_frame {

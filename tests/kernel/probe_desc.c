@@ -652,6 +652,20 @@ TEST_F(desc, profile_counts_per_function_and_validates)
 	req.size = 8;	/* shorter than the struct */
 	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_PROBE_PROFILE, &req));
 	EXPECT_EQ(EINVAL, errno);
+
+	/* entries only: counted, never timed (6.1 arms a kprobe, not a kretprobe) */
+	blob = pt_compile("f:pe ktrack_tpt_string", NULL, &len, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, blob) TH_LOG("%s", self->out);
+	((struct ktrack_probe_desc *)blob)->flags |= KTRACK_PROBE_F_PROFILE;
+	ASSERT_EQ(0, pt_add_blob(self->fd, blob, len, &res));
+	free(blob);
+	ASSERT_EQ(0, pt_cmd("call 2", 0));
+	n = 4;
+	ASSERT_EQ(0, profile_of(self->fd, res.id, e, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(2, e[0].hits);
+	EXPECT_EQ(0, e[0].timed);
+	EXPECT_EQ(0, e[0].time_ns);
 }
 
 TEST_F(desc, actions_are_validated_and_start_resumes)

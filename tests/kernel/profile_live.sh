@@ -50,7 +50,10 @@ else:
     print("none")
 ' "$1" "$2"
 }
-armed() { grep -c "ktrack_tpt\|vfs_read" "$KL" 2>/dev/null; }
+# probes left in the kernel: kprobes (6.1's f) or ftrace hooks (6.12's fprobe)
+armed() {
+	cat "$KL" /sys/kernel/tracing/enabled_functions 2>/dev/null | grep -c "ktrack_tpt\|vfs_read"
+}
 
 # ---- exact counts and times, MOD:GLOB, run under -- COMMAND ------------------
 if "$K" profile --live "$M:ktrack_tpt_*" --json -- sh -c \
@@ -97,7 +100,7 @@ fi
 # ---- -d and the session's pid filter ----------------------------------------
 "$K" profile --live "$M:ktrack_tpt_bench" -p 1 -d 2s --json >"$T/p.json" 2>"$T/p.err" &
 prof=$!
-sleep 1
+wait_line "$T/p.err" "^profiling in the kernel"
 echo "bench 100" >"$PROC"
 wait $prof
 rc=$?
@@ -108,7 +111,7 @@ else
 fi
 "$K" profile --live "$M:ktrack_tpt_bench" -p $$ -d 2s --json >"$T/q.json" 2>"$T/q.err" &
 prof=$!
-sleep 1
+wait_line "$T/q.err" "^profiling in the kernel"
 echo "bench 100" >"$PROC"
 wait $prof
 read -r qh _ <<<"$(row "$T/q.json" ktrack_tpt_bench)"

@@ -81,6 +81,8 @@ TEST_F(stk, deep_path_found_frame_by_frame)
 	uint32_t i, deep = 0, sum = 0;
 
 	ASSERT_EQ(0, stk_start(self->fd, "ktrack_deep_*"));
+	/* hooked while it runs: ftrace lists the function */
+	EXPECT_EQ(0, kt_run(NULL, 0, "grep -q ktrack_deep_leaf /sys/kernel/tracing/enabled_functions"));
 	ASSERT_EQ(0, pt_cmd("deep 4", 0));
 	ASSERT_EQ(0, stk_get(self->fd, &m4, f4, KTRACK_STACK_MAX_FRAMES));
 	ASSERT_EQ(0, pt_cmd("deep 12", 0));
@@ -167,6 +169,10 @@ TEST_F(stk, bad_requests_are_refused_with_nothing_hooked)
 	struct ktrack_stack_max m;
 
 	EXPECT_EQ(-EINVAL, stk_start(self->fd, "ktrack_no_such_function_xyz"));
+	/* one glob that matches and one that does not: refused as a whole */
+	EXPECT_EQ(-EINVAL, stk_start(self->fd, "ktrack_deep_leaf ktrack_no_such_function_xyz"));
+	/* "!glob" removes: it could leave an empty filter, every function */
+	EXPECT_EQ(-EINVAL, stk_start(self->fd, "!ktrack_deep_leaf"));
 	req.flags = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_STACK_START, &req));
 	EXPECT_EQ(EINVAL, errno);
@@ -189,6 +195,11 @@ TEST_F(stk, bad_requests_are_refused_with_nothing_hooked)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-EFAULT, stk_get(self->fd, &m, NULL, 2));
 	EXPECT_EQ(0, stk_get(self->fd, &m, f, 0));
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.func = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, KTRACK_IOC_STACK_GET, &m));
+	EXPECT_EQ(EINVAL, errno);
 	/* after the refusals, the tracer is free and works */
 	EXPECT_EQ(0, stk_start(self->fd, "ktrack_deep_leaf"));
 	EXPECT_EQ(0, ioctl(self->fd, KTRACK_IOC_STACK_STOP));

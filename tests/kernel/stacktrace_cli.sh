@@ -63,7 +63,7 @@ if [ "${minsz:-0}" -ge 512 ] && [ "$sum" = "$d0" ]; then
 else
 	notok "frame sizes: >= 512 each, adding up to the depth" "min=$minsz sum=$sum depth0=$d0"
 fi
-check "nothing left hooked after the run" bash -c "! grep -q ktrack_deep $EF"
+check "nothing left hooked after the run" bash -c "! grep -q 'ktrack_deep\|kt_stack_call' $EF"
 
 # ---- the text table ---------------------------------------------------------------------
 "$K" stacktrace --filter 'ktrack_deep_*' -- sh -c "echo 'deep 6' > $PROC" >"$T/t.txt" 2>"$T/t.err"
@@ -87,12 +87,25 @@ if "$K" stacktrace --json -- sh -c "echo 'deep 10' > $PROC" >"$T/all.json" 2>"$T
 else
 	notok "stacktrace with every function hooked runs" "$(cat "$T/all.err")"
 fi
-check "nothing left hooked after hooking every function" bash -c "[ ! -s $EF ] || ! grep -q 'ktrack' $EF"
+check "nothing left hooked after hooking every function" bash -c "! grep -q 'kt_stack_call' $EF"
+
+# ---- two globs -----------------------------------------------------------------------------
+"$K" stacktrace --filter 'ktrack_deep_frame' --filter 'ktrack_deep_leaf' --json -- \
+	sh -c "echo 'deep 3' > $PROC" >"$T/two.json" 2>"$T/two.err"
+read -r tfn _ _ tdeep _ <<<"$(summary "$T/two.json" 2>&1)"
+if [ "$tfn" = ktrack_deep_leaf ] && [ "$tdeep" = 3 ]; then
+	ok "two --filter globs: both hooked (the maximum at the leaf under 3 frames)"
+else
+	notok "two --filter globs: both hooked" "$(cat "$T/two.json" "$T/two.err")"
+fi
+expect_fail "a '!' glob is refused (it could leave every function hooked)" 2 "matches no function|refus" \
+	"$K" stacktrace --filter '!ktrack_deep_leaf' -d 1s
 
 # ---- one at a time ---------------------------------------------------------------------------
 "$K" stacktrace --filter ktrack_deep_leaf -d 20s >"$T/b1.txt" 2>"$T/b1.err" &
 first=$!
 wait_line "$T/b1.err" "^measuring kernel stacks"
+check "while it runs, ftrace lists the hooked function" grep -q "ktrack_deep_leaf" $EF
 expect_fail "a second stacktrace while one runs: a sentence, exit 2" 2 "already running" \
 	"$K" stacktrace --filter ktrack_deep_leaf -d 1s
 kill -INT $first
@@ -107,7 +120,7 @@ expect_fail "--filter with a space is a usage error" 1 "one glob" "$K" stacktrac
 expect_fail "--filter over 255 bytes is a usage error" 1 "bytes" \
 	"$K" stacktrace --filter "$(printf 'x%.0s' $(seq 300))" -d 1s
 expect_fail "-d that is not a duration is a usage error" 1 "duration" "$K" stacktrace -d soon
-check "nothing hooked after the refusals" bash -c "! grep -q ktrack $EF"
+check "nothing hooked after the refusals" bash -c "! grep -q 'ktrack_deep\|kt_stack_call' $EF"
 
 rmmod ktrack_test_probe_target
 check "ktrack unloads after the stack tracer" "$K" unload

@@ -507,11 +507,12 @@ static int op_probe_get(struct rng *r, int fd)
 /* A profile read: ids that may be profiling probes, sizes, pointers. */
 static int op_probe_profile(struct rng *r, int fd)
 {
-	static struct ktrack_profile_entry out[64];
+	/* as many as a profile can ever hold: a flipped count stays inside */
+	static struct ktrack_profile_entry out[2 * KTRACK_PROBE_MAX_FUNCS];
 	struct ktrack_probe_profile q = { .size = sizeof(q) };
 
 	q.id = below(r, 64);
-	q.count = below(r, 65);	/* never past out[]: the kernel writes that many */
+	q.count = chance(r, 70) ? below(r, 65) : (uint32_t)rnd(r);
 	q.entry_size = chance(r, 80) ? sizeof(out[0]) : below(r, 128);
 	q.entries_ptr = (uintptr_t)mutate_ptr(r, out, sizeof(out));
 	q.overflow = chance(r, 90) ? 0 : rnd(r);

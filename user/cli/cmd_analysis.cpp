@@ -358,10 +358,16 @@ void profile_live(const ProfileFlags &f, ka::ProfileOptions o) {
   prof.print(out.out());
   out.close();
   if (r.overflow)
-    fmt::print(stderr, "{} calls were not counted: the profile table was full (report this)\n", r.overflow);
+    fmt::print(stderr,
+               "{} calls were not counted: the profile table was full (a module reloaded at new addresses "
+               "during the run)\n",
+               r.overflow);
   if (r.misses)
-    fmt::print(stderr, "{} calls were missed by the kernel (a handler already running on that CPU)\n",
-               r.misses);
+    fmt::print(
+        stderr,
+        "{} calls were missed by the kernel (out of return-probe instances, or a probe handler already "
+        "running on that CPU)\n",
+        r.misses);
 }
 
 const Command profile_cmd(51, [](CLI::App &app) {

@@ -17,6 +17,7 @@ struct CreateOpts {
   std::string name;
   uint32_t buf_pages = 0;
   std::string mode, clock;
+  bool dump_on_oops = false;
 };
 
 const Command session_cmd(35, [](CLI::App &app) {
@@ -38,7 +39,12 @@ const Command session_cmd(35, [](CLI::App &app) {
   create->add_option("--buffer-pages", co->buf_pages, "Ring buffer pages per CPU (power of two)");
   create->add_option("--mode", co->mode, "discard or overwrite");
   create->add_option("--clock", co->clock, "local, mono or boot");
-  create->footer("Example:\n  sudo ktrackctl session create web --mode overwrite");
+  create->add_flag(
+      "--dump-on-oops", co->dump_on_oops,
+      "On an oops or a panic, print the session's newest records to the console (then pause it)");
+  create->footer(
+      "Examples:\n  sudo ktrackctl session create web --mode overwrite\n"
+      "  sudo ktrackctl session create crash --mode overwrite --dump-on-oops");
   create->callback([co] {
     ktrack::validate_session_name(co->name);
     if (co->buf_pages & (co->buf_pages - 1))
@@ -46,8 +52,16 @@ const Command session_cmd(35, [](CLI::App &app) {
     uint32_t mode = co->mode.empty() ? KTRACK_MODE_DISCARD : ktrack::parse_mode(co->mode);
     uint32_t clock = co->clock.empty() ? KTRACK_CLOCK_LOCAL : ktrack::parse_clock(co->clock);
     ktrack::Session s = ktrack::Session::create(co->name);
-    if (co->buf_pages || !co->mode.empty() || !co->clock.empty()) {
+    if (co->buf_pages || !co->mode.empty() || !co->clock.empty() || co->dump_on_oops) {
+      if (co->dump_on_oops && !(s.device().version().features & KTRACK_FEAT_DUMP_ON_OOPS)) {
+        ktrack::Session::destroy(co->name);
+        throw ktrack::Error(
+            "the loaded ktrack.ko cannot dump on oops: unload it and run 'ktrackctl load' to load the module "
+            "that "
+            "matches this ktrackctl");
+      }
       ktrack::SessionConfig cfg = s.config();
+      cfg.dump_on_oops = co->dump_on_oops;
       if (co->buf_pages) cfg.buf_pages = co->buf_pages;
       cfg.mode = mode;
       cfg.clock = clock;

@@ -51,8 +51,8 @@ void print(const ktrack::StackMax &m, bool json) {
   std::string where_func = func;
   if (json) {
     fmt::memory_buffer b;
-    fmt::format_to(fmt::appender(b), "{{\"max_bytes\":{},\"checks\":{},\"pid\":{},\"comm\":", m.max_bytes, m.checks,
-                   m.pid);
+    fmt::format_to(fmt::appender(b), "{{\"max_bytes\":{},\"checks\":{},\"pid\":{},\"comm\":", m.max_bytes,
+                   m.checks, m.pid);
     ktrack::json_escape(b, m.comm);
     b.append(std::string_view(",\"function\":"));
     ktrack::json_escape(b, where_func);
@@ -89,11 +89,13 @@ void print(const ktrack::StackMax &m, bool json) {
 
 const Command stacktrace_cmd(56, [](CLI::App &app) {
   auto f = std::make_shared<StackFlags>();
-  auto *cmd = app.add_subcommand("stacktrace", "The deepest kernel stack while it runs, frame by frame (ftrace's "
-                                               "stack tracer)");
-  cmd->add_option("--filter", f->filters,
-                  "Measure only at the entry of functions matching this ftrace glob (repeatable; default: every "
-                  "function)")
+  auto *cmd = app.add_subcommand("stacktrace",
+                                 "The deepest kernel stack while it runs, frame by frame (ftrace's "
+                                 "stack tracer)");
+  cmd->add_option(
+         "--filter", f->filters,
+         "Measure only at the entry of functions matching this ftrace glob (repeatable; default: every "
+         "function)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("-d,--duration", f->duration, "Stop after DURATION (500ms, 10s, 2m); default: Ctrl-C");
@@ -123,7 +125,8 @@ const Command stacktrace_cmd(56, [](CLI::App &app) {
     ktrack::Session s = ktrack::Session::open_anonymous();
     if (!(s.device().version().features & KTRACK_FEAT_STACK_TRACER))
       throw ktrack::Error(
-          "the loaded ktrack.ko has no stack tracer: unload it and run 'ktrackctl load' to load the module that "
+          "the loaded ktrack.ko has no stack tracer: unload it and run 'ktrackctl load' to load the module "
+          "that "
           "matches this ktrackctl");
     ktrack::StackTracer tracer(s);
     ktrack::StopSignals signals;

@@ -11,6 +11,8 @@
  *   "deep N"      a known deep stack for the stack tracer: ktrack_deep_frame()
  *                 recursing N times (N <= 16), each frame holding at least
  *                 KTRACK_DEEP_FRAME bytes, then ktrack_deep_leaf() once
+ *   "oops"        dereference NULL in ktrack_tpt_oops(): an oops that
+ *                 kills the writer (tests/vm/crash-dump only)
  *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
  *                 the mean time per call in parameters/bench_ps
  *                 (picoseconds, so sub-ns differences show): bench/probes.sh
@@ -170,6 +172,13 @@ noinline int ktrack_deep_frame(unsigned int n)
 }
 EXPORT_SYMBOL_GPL(ktrack_deep_frame);
 
+/* The crash dump's oops (tests/vm/crash-dump): a NULL dereference. */
+noinline int ktrack_tpt_oops(int *p)
+{
+	return READ_ONCE(*p);
+}
+EXPORT_SYMBOL_GPL(ktrack_tpt_oops);
+
 /* The benchmark's target: two arguments, one return value. */
 noinline long ktrack_tpt_bench(int a, long b)
 {
@@ -261,6 +270,8 @@ static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len,
 		tpt_fire(v);
 	} else if (sscanf(cmd, "tpbench %u", &v) == 1) {
 		tpt_tp_bench(v);
+	} else if (!strncmp(cmd, "oops", 4)) {
+		ktrack_tpt_oops(NULL);
 	} else if (sscanf(cmd, "deep %u", &v) == 1) {
 		if (!v || v > KTRACK_DEEP_MAX)
 			return -EINVAL;

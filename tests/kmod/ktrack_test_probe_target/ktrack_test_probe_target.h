@@ -29,6 +29,7 @@ int ktrack_tpt_sleep(unsigned int ms);
 int ktrack_tpt_block(void);
 long ktrack_tpt_bench(int a, long b);
 int ktrack_deep_leaf(void);
+int ktrack_tpt_oops(int *p);
 int ktrack_deep_frame(unsigned int n);
 int ktrack_tpt_glob_one(int x);
 int ktrack_tpt_glob_two(int x);

@@ -33,6 +33,8 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_STATS_WAKEUPS, "stats-wakeups"},
       {KTRACK_FEAT_TRIGGERS, "triggers"},
       {KTRACK_FEAT_PROFILE, "profile"},
+      {KTRACK_FEAT_STACK_TRACER, "stack-tracer"},
+      {KTRACK_FEAT_DUMP_ON_OOPS, "dump-on-oops"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

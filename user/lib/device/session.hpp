@@ -23,6 +23,7 @@ struct SessionConfig {
   uint32_t wakeup_percent = 0;                    // ... or at this fill level; both 0: any data
   std::vector<int32_t> pids;                      // record only these pids/tgids (max 8); empty: all
   uint64_t cpu_mask = 0;                          // record only on these CPUs; 0: all
+  bool dump_on_oops = false;                      // print the newest records on oops/panic
 };
 
 // Per-session counters: one entry per possible CPU plus the sum.

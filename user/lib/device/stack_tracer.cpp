@@ -12,8 +12,9 @@ namespace ktrack {
 
 void check_stack_filter(const std::string &filter) {
   if (filter.size() >= KTRACK_STACK_FILTER_MAX)
-    throw UsageError(fmt::format("--filter: the globs take {} bytes, more than the {} the kernel takes: use fewer",
-                                 filter.size(), KTRACK_STACK_FILTER_MAX - 1));
+    throw UsageError(
+        fmt::format("--filter: the globs take {} bytes, more than the {} the kernel takes: use fewer",
+                    filter.size(), KTRACK_STACK_FILTER_MAX - 1));
 }
 
 void StackTracer::start(const std::string &filter) {
@@ -27,12 +28,14 @@ void StackTracer::start(const std::string &filter) {
     case EBUSY:
       throw Error("the stack tracer is already running for another ktrackctl: stop that one first");
     case EINVAL:
-      throw Error(fmt::format(
-          "--filter '{}' matches no function ftrace can trace: see /sys/kernel/tracing/available_filter_functions",
-          filter));
+      throw Error(
+          fmt::format("--filter '{}' matches no function ftrace can trace: see "
+                      "/sys/kernel/tracing/available_filter_functions",
+                      filter));
     case ENOTTY:
       throw Error(
-          "the loaded ktrack.ko has no stack tracer: unload it and run 'ktrackctl load' to load the module that "
+          "the loaded ktrack.ko has no stack tracer: unload it and run 'ktrackctl load' to load the module "
+          "that "
           "matches this ktrackctl");
     default:
       throw SysError("start the stack tracer", err);

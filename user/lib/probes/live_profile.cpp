@@ -16,15 +16,16 @@ namespace ktrack {
 std::string live_profile_spec(const std::string &target, size_t index) {
   if (target.empty()) throw UsageError("--live needs a function glob, e.g. --live 'vfs_*'");
   if (target.find_first_of(" \t%") != std::string::npos)
-    throw UsageError(fmt::format(
-        "--live '{}': give one function glob (or MOD:GLOB) per --live, with no spaces or suffix; "
-        "entries and exits are both profiled",
-        target));
+    throw UsageError(
+        fmt::format("--live '{}': give one function glob (or MOD:GLOB) per --live, with no spaces or suffix; "
+                    "entries and exits are both profiled",
+                    target));
   return fmt::format("f:profile{} {}%both", index, target);
 }
 
-LiveProfileResult run_live_profile(const LiveProfileOptions &o, const std::atomic<bool> &stop,
-                                   const std::function<void(const std::vector<std::string> &notes)> &on_started) {
+LiveProfileResult run_live_profile(
+    const LiveProfileOptions &o, const std::atomic<bool> &stop,
+    const std::function<void(const std::vector<std::string> &notes)> &on_started) {
   if (o.targets.empty()) throw UsageError("--live needs at least one function glob, e.g. --live 'vfs_*'");
   // Compiled first: a bad glob is refused before anything is attached.
   std::vector<CompiledProbe> compiled;
@@ -58,7 +59,8 @@ LiveProfileResult run_live_profile(const LiveProfileOptions &o, const std::atomi
   }
   for (const auto &info : pc.list())
     r.notes.push_back(fmt::format("probe {} (id {}): {}, {}, {} functions", info.name, info.id,
-                                  mechanism_name(info.mechanism), probe_state_name(info.state), info.nr_funcs));
+                                  mechanism_name(info.mechanism), probe_state_name(info.state),
+                                  info.nr_funcs));
   s.start();
   if (on_started) on_started(r.notes);
   using clock = std::chrono::steady_clock;
@@ -68,17 +70,16 @@ LiveProfileResult run_live_profile(const LiveProfileOptions &o, const std::atomi
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   s.stop();
+  // A function two targets match ('vfs_*' and 'vfs_read') was counted by
+  // both probes, each every call: its figures come from the first.
   std::unordered_map<uint64_t, size_t> at;
   for (uint32_t id : ids) {
     uint64_t overflow = 0;
     for (const auto &e : pc.profile(id, &overflow)) {
       auto [it, fresh] = at.try_emplace(e.ip, r.funcs.size());
-      if (fresh) r.funcs.push_back({.ip = e.ip});
-      LiveProfileFunc &f = r.funcs[it->second];
-      f.hits += e.hits;
-      f.timed += e.timed;
-      f.time_ns += e.time_ns;
-      f.max_ns = std::max<uint64_t>(f.max_ns, e.max_ns);
+      if (!fresh) continue;
+      r.funcs.push_back(
+          {.ip = e.ip, .hits = e.hits, .timed = e.timed, .time_ns = e.time_ns, .max_ns = e.max_ns});
     }
     r.overflow += overflow;
   }

@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,7 +40,8 @@ std::string live_profile_spec(const std::string &target, size_t index);
 // the duration (or until 'stop'), and reads the kernel's totals.
 // 'on_started' runs once the probes count, with the result's notes (to say
 // so, and to start a workload).
-LiveProfileResult run_live_profile(const LiveProfileOptions &o, const std::atomic<bool> &stop,
-                                   const std::function<void(const std::vector<std::string> &notes)> &on_started = {});
+LiveProfileResult run_live_profile(
+    const LiveProfileOptions &o, const std::atomic<bool> &stop,
+    const std::function<void(const std::vector<std::string> &notes)> &on_started = {});
 
 }  // namespace ktrack
