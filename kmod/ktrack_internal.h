@@ -70,6 +70,23 @@ int ktrack_session_write_linked(struct ktrack_session *s, u16 type, const void *
 /* Every running session gets the record (ktrack_session_write_meta()). */
 void ktrack_emit_meta(u16 type, const void *payload, u32 len);
 
+/*
+ * A walk over the functions of a module that ftrace can attach to
+ * (probe_modglob.c): f probes on fprobe, and the object tracker's hooks,
+ * follow a module that goes.
+ */
+struct module;
+#define KT_TEXT_CORE	1
+#define KT_TEXT_INIT	2
+struct kt_funcs_walk {
+	unsigned int text;	/* KT_TEXT_*: which text */
+	/* is the function of that name wanted?  Asked first (cheap) */
+	bool (*want)(struct kt_funcs_walk *w, const char *name);
+	/* a wanted function ftrace can attach to; nonzero ends the walk */
+	int (*take)(struct kt_funcs_walk *w, const char *name, unsigned long addr, bool init);
+};
+int kt_module_funcs(struct module *mod, struct kt_funcs_walk *w);
+
 /* Module load/unload records (module_events.c). */
 int ktrack_module_events_init(void);
 void ktrack_module_events_exit(void);

@@ -6,6 +6,7 @@
  *   objtrace_funcs.c   address-given function sets (validation, ftrace_ops groups);
  *   objtrace_free.c    free hooks (kfree, kmem_cache_free[_bulk], vfree, destructor);
  *   objtrace_source.c  kprobe/kretprobe sources;
+ *   objtrace_module.c  hooked functions of a module that goes;
  *   objtrace_main.c    per-session state, ioctls, exported API.
  */
 #ifndef _KTRACK_OBJTRACE_INTERNAL_H
@@ -18,6 +19,7 @@
 #include <linux/list.h>
 #include <linux/list_nulls.h>
 #include <linux/llist.h>
+#include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
@@ -127,8 +129,11 @@ struct objtrace_free_hook {
 struct objtrace_fset {
 	struct ftrace_ops ops;
 	struct objtrace_state *st;
+	unsigned long *ips;		/* the group's functions (objtrace_module.c) */
+	unsigned int nr_ips;
 	u8 mask;			/* arguments to check */
 	bool reg;
+	bool gone;			/* all its functions went with their module */
 };
 
 /* Per-session object tracker. */
@@ -156,6 +161,14 @@ struct objtrace_state {
 
 	struct objtrace_source *sources[KTRACK_OBJ_MAX_SOURCES];
 	unsigned int nr_sources;
+
+	/*
+	 * A hooked function's module went (objtrace_module.c): the hooks no
+	 * longer name what was configured, so ENABLE and ADD_SOURCE are
+	 * ESTALE until the next OBJ_CONFIG (a new state).
+	 */
+	bool module_gone;
+	u32 funcs_gone;			/* hooked functions that went */
 };
 
 /* objtrace_table.c */
@@ -197,6 +210,13 @@ int objtrace_free_prepare(struct objtrace_state *st);
 int objtrace_free_register(struct objtrace_state *st);
 void objtrace_free_unregister(struct objtrace_state *st);
 void objtrace_free_release(struct objtrace_state *st);
+
+/* objtrace_module.c */
+void objtrace_module_going(struct objtrace_state *st, struct module *mod);
+
+/* objtrace_main.c (objtrace_mutex held) */
+int objtrace_enable(struct objtrace_state *st);
+void objtrace_disable(struct objtrace_state *st);
 
 /* objtrace_source.c */
 int objtrace_source_check(const struct ktrack_obj_source *desc);

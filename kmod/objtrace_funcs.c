@@ -71,7 +71,6 @@ int objtrace_fsets_prepare(struct objtrace_state *st)
 	const struct ktrack_obj_func *f = st->funcs;
 	unsigned int n = st->cfg.functions_len, i, g, nr = 0, cnt;
 	u8 masks[KTRACK_OBJ_MAX_MASKS];
-	unsigned long *ips;
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
@@ -80,12 +79,9 @@ int objtrace_fsets_prepare(struct objtrace_state *st)
 		if (g == nr)
 			masks[nr++] = f[i].arg_mask;
 	}
-	st->fsets = kcalloc(nr, sizeof(*st->fsets), GFP_KERNEL);
-	ips = kvmalloc_array(n, sizeof(*ips), GFP_KERNEL);
-	if (!st->fsets || !ips) {
-		kvfree(ips);
+	st->fsets = kcalloc(nr, sizeof(*st->fsets), GFP_KERNEL_ACCOUNT);
+	if (!st->fsets)
 		return -ENOMEM;
-	}
 	st->nr_fsets = nr;
 	for (g = 0; g < nr && !ret; g++) {
 		struct objtrace_fset *fs = &st->fsets[g];
@@ -95,12 +91,18 @@ int objtrace_fsets_prepare(struct objtrace_state *st)
 		fs->ops.func = objtrace_fset_func;
 		fs->ops.flags = FTRACE_OPS_FL_RCU;	/* as every objtrace hook */
 		for (i = 0, cnt = 0; i < n; i++)
+			cnt += f[i].arg_mask == masks[g];
+		/* Kept: a module that goes takes its functions out of the filter. */
+		fs->ips = kvmalloc_array(cnt, sizeof(*fs->ips), GFP_KERNEL_ACCOUNT);
+		if (!fs->ips)
+			return -ENOMEM;
+		for (i = 0, cnt = 0; i < n; i++)
 			if (f[i].arg_mask == masks[g])
-				ips[cnt++] = f[i].addr;
+				fs->ips[cnt++] = f[i].addr;
+		fs->nr_ips = cnt;
 		/* -EINVAL when an address is not an ftrace location. */
-		ret = ftrace_set_filter_ips(&fs->ops, ips, cnt, 0, 0);
+		ret = ftrace_set_filter_ips(&fs->ops, fs->ips, cnt, 0, 0);
 	}
-	kvfree(ips);
 	st->nr_functions = n;
 	return ret;
 }
@@ -109,8 +111,10 @@ void objtrace_fsets_free(struct objtrace_state *st)
 {
 	unsigned int i;
 
-	for (i = 0; i < st->nr_fsets; i++)
+	for (i = 0; i < st->nr_fsets; i++) {
 		ftrace_free_filter(&st->fsets[i].ops);
+		kvfree(st->fsets[i].ips);
+	}
 	kfree(st->fsets);
 	st->fsets = NULL;
 	st->nr_fsets = 0;

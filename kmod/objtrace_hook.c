@@ -10,6 +10,7 @@
  * notrace, guarded by ftrace_test_recursion_trylock(), never sleeps, never
  * allocates and takes no lock on the hit path.
  */
+#include <linux/ctype.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -426,6 +427,13 @@ int objtrace_hooks_prepare(struct objtrace_state *st)
 		 */
 		if (*tok == '!')
 			return -EINVAL;
+		/*
+		 * ftrace reads a number as the index of a function in
+		 * available_filter_functions, not as a name: no glob of ours
+		 * then says which function it hooked (objtrace_module.c).
+		 */
+		if (isdigit(*tok))
+			return -EINVAL;
 		/* ftrace_set_filter() edits its buffer: tok is our own copy. */
 		ret = ftrace_set_filter(&st->ops, tok, strlen(tok), 0);
 		if (ret)
@@ -447,6 +455,8 @@ int objtrace_hooks_register(struct objtrace_state *st)
 	if (ret)
 		goto err;
 	for (i = 0; i < st->nr_fsets; i++) {
+		if (st->fsets[i].gone)	/* its functions went (objtrace_module.c) */
+			continue;
 		ret = register_ftrace_function(&st->fsets[i].ops);
 		if (ret)
 			goto err;

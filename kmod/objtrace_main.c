@@ -83,7 +83,7 @@ static struct objtrace_state *objtrace_get(struct ktrack_session *s)
 	return st;
 }
 
-static void objtrace_disable(struct objtrace_state *st)
+void objtrace_disable(struct objtrace_state *st)
 {
 	if (!st->enabled)
 		return;
@@ -315,6 +315,8 @@ static long objtrace_ioc_add_source(struct objtrace_state *st, const struct ktra
 
 	if (!st->configured)
 		return -ENODATA;
+	if (st->module_gone)
+		return -ESTALE;
 	if (st->enabled)
 		return -EBUSY;
 	if (st->nr_sources >= KTRACK_OBJ_MAX_SOURCES)
@@ -381,14 +383,11 @@ static long objtrace_ioc_addr(struct objtrace_state *st, unsigned int cmd,
 	return 1;
 }
 
-static long objtrace_ioc_enable(struct objtrace_state *st)
+/* Attach the hooks and the sources (configured, disabled). */
+int objtrace_enable(struct objtrace_state *st)
 {
 	int ret;
 
-	if (!st->configured)
-		return -ENODATA;
-	if (st->enabled)
-		return -EBUSY;
 	ret = objtrace_hooks_register(st);
 	if (ret)
 		return ret;
@@ -401,6 +400,18 @@ static long objtrace_ioc_enable(struct objtrace_state *st)
 	if (st->cfg.flags & KTRACK_OBJF_API)
 		list_add_rcu(&st->api_node, &objtrace_api_states);
 	return 0;
+}
+
+static long objtrace_ioc_enable(struct objtrace_state *st)
+{
+	if (!st->configured)
+		return -ENODATA;
+	/* A hooked function's module went: the hooks are not what was asked. */
+	if (st->module_gone)
+		return -ESTALE;
+	if (st->enabled)
+		return -EBUSY;
+	return objtrace_enable(st);
 }
 
 static void objtrace_ioc_stats(struct objtrace_state *st, struct ktrack_obj_stats *op)
@@ -431,6 +442,9 @@ static void objtrace_ioc_stats(struct objtrace_state *st, struct ktrack_obj_stat
 			o.dropped[i] = atomic64_read(&st->dropped[i]);
 		for (i = 0; i < KTRACK_OBJ_END_MAX; i++)
 			o.ended[i] = atomic64_read(&st->ended[i]);
+		if (st->module_gone)
+			o.flags |= KTRACK_OBJ_STATS_F_MODULE_GONE;
+		o.funcs_gone = st->funcs_gone;
 	}
 	*op = o;
 }
@@ -532,7 +546,8 @@ long ktrack_objtrace_ioctl(struct ktrack_session *s, unsigned int cmd, void __us
 		ret = objtrace_ioc_enable(st);
 		break;
 	case KTRACK_IOC_OBJ_DISABLE:
-		ret = st->enabled ? 0 : -ENODATA;
+		/* ESTALE: a module's going disabled it (objtrace_module.c) */
+		ret = st->enabled ? 0 : st->module_gone ? -ESTALE : -ENODATA;
 		objtrace_disable(st);
 		break;
 	case KTRACK_IOC_OBJ_GET_STATS:
@@ -577,17 +592,42 @@ void ktrack_objtrace_session_release(struct ktrack_session *s)
 
 u64 ktrack_objtrace_features(void)
 {
-	return KTRACK_FEAT_OBJTRACE | KTRACK_FEAT_OBJ_FUNC_ADDRS;
+	return KTRACK_FEAT_OBJTRACE | KTRACK_FEAT_OBJ_FUNC_ADDRS | KTRACK_FEAT_OBJ_MODULE_GONE;
 }
+
+/*
+ * GOING: every configured tracker lets go of its functions in the module,
+ * before ftrace releases the module's call sites (objtrace_module.c).
+ * objtrace_mutex is taken with no session lock held, as by the ioctls.
+ */
+static int objtrace_module_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct objtrace_state *st;
+
+	if (action != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&objtrace_mutex);
+	list_for_each_entry(st, &objtrace_states, node)
+		if (st->configured)
+			objtrace_module_going(st, data);
+	mutex_unlock(&objtrace_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block objtrace_module_nb = {
+	.notifier_call = objtrace_module_notify,
+};
 
 int ktrack_objtrace_init(void)
 {
-	return 0;
+	return register_module_notifier(&objtrace_module_nb);
 }
 
 void ktrack_objtrace_exit(void)
 {
 	struct objtrace_state *st, *tmp;
+
+	unregister_module_notifier(&objtrace_module_nb);
 
 	/* Sessions are released before exit; this only catches leftovers. */
 	mutex_lock(&objtrace_mutex);

@@ -250,17 +250,7 @@ bool kt_glob(const char *pat, const char *s, u32 slen);
 struct module *kt_module_get(const char *name);
 void kt_module_put(struct module *mod);
 int kt_modglob_resolve(struct kt_probe *p, struct module *mod, bool with_init);
-/* A walk over the functions of a module (kt_module_funcs()). */
-#define KT_TEXT_CORE	1
-#define KT_TEXT_INIT	2
-struct kt_funcs_walk {
-	unsigned int text;	/* KT_TEXT_*: which text */
-	/* is the function of that name wanted?  Asked first (cheap) */
-	bool (*want)(struct kt_funcs_walk *w, const char *name);
-	/* a wanted function ftrace can attach to; nonzero ends the walk */
-	int (*take)(struct kt_funcs_walk *w, const char *name, unsigned long addr, bool init);
-};
-int kt_module_funcs(struct module *mod, struct kt_funcs_walk *w);
+/* kt_module_funcs(): ktrack_internal.h (objtrace uses it too) */
 bool kt_module_has_funcs(struct module *mod, const char *const *names, u32 n);
 void kt_modglob_release(struct kt_probe *p);
 

@@ -28,7 +28,7 @@
 #define KTRACK_FEAT_LINKED_STACK (1ULL << 14)	/* a STACK record is linked to its PROBE record */
 #define KTRACK_FEAT_STATS_WAKEUPS (1ULL << 15)	/* ktrack_cpu_stats_ext, cpu_stats_size */
 #define KTRACK_FEAT_TRIGGERS	(1ULL << 16)	/* probe actions (desc.nr_actions), KTRACK_REC_TRIGGER */
-/* bit 17: reserved (objtrace) */
+#define KTRACK_FEAT_OBJ_MODULE_GONE (1ULL << 17)	/* objtrace follows module unloads: ESTALE, obj_stats.flags */
 #define KTRACK_FEAT_PROFILE	(1ULL << 18)	/* KTRACK_PROBE_F_PROFILE, KTRACK_IOC_PROBE_PROFILE */
 #define KTRACK_FEAT_STACK_TRACER (1ULL << 19)	/* KTRACK_IOC_STACK_* */
 #define KTRACK_FEAT_DUMP_ON_OOPS (1ULL << 20)	/* KTRACK_CFG_F_DUMP_ON_OOPS, crash_dump.c */
@@ -651,14 +651,21 @@ struct ktrack_obj_stats {
 	__u64 recursion;	/* hook entries skipped by the recursion guard */
 	__u64 dropped[KTRACK_OBJ_DROP_MAX];	/* objects not tracked, by reason */
 	__u64 ended[KTRACK_OBJ_END_MAX];	/* lives ended, by reason */
+	/* KTRACK_FEAT_OBJ_MODULE_GONE, size >= 208: */
+	__u32 flags;		/* out: KTRACK_OBJ_STATS_F_* */
+	__u32 funcs_gone;	/* hooked functions unhooked: their module was unloaded */
 };
+#define KTRACK_OBJ_STATS_SIZE_V1 200	/* sizeof(struct ktrack_obj_stats) before 'flags' */
+/* A hooked function's module was unloaded: ENABLE, ADD_SOURCE ESTALE until OBJ_CONFIG. */
+#define KTRACK_OBJ_STATS_F_MODULE_GONE (1U << 0)
 #define KTRACK_IOC_OBJ_CONFIG	  _IOW(KTRACK_IOC_MAGIC, 0x30, struct ktrack_obj_config)
 #define KTRACK_IOC_OBJ_ADD_SOURCE _IOW(KTRACK_IOC_MAGIC, 0x31, struct ktrack_obj_source)
 #define KTRACK_IOC_OBJ_TRACK	  _IOWR(KTRACK_IOC_MAGIC, 0x32, struct ktrack_obj_addr)
 #define KTRACK_IOC_OBJ_UNTRACK	  _IOW(KTRACK_IOC_MAGIC, 0x33, struct ktrack_obj_addr)
 #define KTRACK_IOC_OBJ_ENABLE	  _IO(KTRACK_IOC_MAGIC, 0x34)
 #define KTRACK_IOC_OBJ_DISABLE	  _IO(KTRACK_IOC_MAGIC, 0x35)
-#define KTRACK_IOC_OBJ_GET_STATS  _IOWR(KTRACK_IOC_MAGIC, 0x36, struct ktrack_obj_stats)
+/* The number keeps the first struct's size (KTRACK_OBJ_STATS_SIZE_V1), as GET_STATS. */
+#define KTRACK_IOC_OBJ_GET_STATS  _IOC(_IOC_READ | _IOC_WRITE, KTRACK_IOC_MAGIC, 0x36, KTRACK_OBJ_STATS_SIZE_V1)
 #define KTRACK_IOC_OBJ_QUERY	  _IOWR(KTRACK_IOC_MAGIC, 0x37, struct ktrack_obj_addr)
 /* KTRACK_REC_OBJ_HIT: a tracked object entered a hooked function. */
 struct ktrack_rec_obj_hit {

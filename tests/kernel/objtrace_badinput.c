@@ -69,6 +69,8 @@ TEST_F(bad, config_rejected_and_nothing_changes)
 		/* ftrace's "remove": an empty filter would hook every function */
 		{ "a '!' removal", "kfree !kfree", -EINVAL, NULL },
 		{ "only a '!' removal", "!kfree", -EINVAL, NULL },
+		/* ftrace's index into available_filter_functions: not a name */
+		{ "an index", "kfree 1", -EINVAL, NULL },
 	};
 	unsigned int i;
 

@@ -172,6 +172,9 @@ TEST(ObjErrno, Sentences) {
   EXPECT_NE(std::string::npos, explain_obj_errno("configure", ENOSPC).find("--max-objects"));
   EXPECT_NE(std::string::npos, explain_obj_errno("configure", EINVAL).find("traceable"));
   EXPECT_NE(std::string::npos, explain_obj_errno("configure", ENOTTY).find("object tracker"));
+  EXPECT_NE(std::string::npos, explain_obj_errno("enable the object tracker", ESTALE).find("module"));
+  EXPECT_NE(std::string::npos,
+            explain_obj_errno("enable the object tracker", ESTALE).find("re-run objtrace"));
 }
 
 namespace {

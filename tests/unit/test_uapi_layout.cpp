@@ -309,7 +309,7 @@ constexpr Pinned kLayout[] = {
     {"ktrack_obj_addr.addr", offsetof(struct ktrack_obj_addr, addr), 8},
     {"ktrack_obj_addr.life", offsetof(struct ktrack_obj_addr, life), 16},
     {"ktrack_obj_addr.hits", offsetof(struct ktrack_obj_addr, hits), 24},
-    {"sizeof ktrack_obj_stats", sizeof(struct ktrack_obj_stats), 200},
+    {"sizeof ktrack_obj_stats", sizeof(struct ktrack_obj_stats), 208},
     {"ktrack_obj_stats.size", offsetof(struct ktrack_obj_stats, size), 0},
     {"ktrack_obj_stats.enabled", offsetof(struct ktrack_obj_stats, enabled), 4},
     {"ktrack_obj_stats.capacity", offsetof(struct ktrack_obj_stats, capacity), 8},
@@ -324,6 +324,11 @@ constexpr Pinned kLayout[] = {
     {"ktrack_obj_stats.recursion", offsetof(struct ktrack_obj_stats, recursion), 64},
     {"ktrack_obj_stats.dropped", offsetof(struct ktrack_obj_stats, dropped), 72},
     {"ktrack_obj_stats.ended", offsetof(struct ktrack_obj_stats, ended), 136},
+    {"KTRACK_OBJ_STATS_SIZE_V1", KTRACK_OBJ_STATS_SIZE_V1, 200},
+    // the struct grew by size (KTRACK_FEAT_OBJ_MODULE_GONE): the number stays
+    {"KTRACK_IOC_OBJ_GET_STATS", KTRACK_IOC_OBJ_GET_STATS, 0xC0C8D636},
+    {"ktrack_obj_stats.flags", offsetof(struct ktrack_obj_stats, flags), 200},
+    {"ktrack_obj_stats.funcs_gone", offsetof(struct ktrack_obj_stats, funcs_gone), 204},
     {"sizeof ktrack_rec_obj_hit", sizeof(struct ktrack_rec_obj_hit), 96},
     {"ktrack_rec_obj_hit.obj", offsetof(struct ktrack_rec_obj_hit, obj), 0},
     {"ktrack_rec_obj_hit.life", offsetof(struct ktrack_rec_obj_hit, life), 8},
@@ -367,7 +372,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 335u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 339u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

@@ -32,6 +32,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_LINKED_STACK, "linked-stack"},
       {KTRACK_FEAT_STATS_WAKEUPS, "stats-wakeups"},
       {KTRACK_FEAT_TRIGGERS, "triggers"},
+      {KTRACK_FEAT_OBJ_MODULE_GONE, "obj-module-gone"},
       {KTRACK_FEAT_PROFILE, "profile"},
       {KTRACK_FEAT_STACK_TRACER, "stack-tracer"},
       {KTRACK_FEAT_DUMP_ON_OOPS, "dump-on-oops"},

@@ -270,6 +270,11 @@ std::string explain_obj_errno(std::string_view what, int err) {
     case EEXIST:
       advice = "the object is already tracked";
       break;
+    case ESTALE:
+      advice =
+          "a module with hooked functions was unloaded, and the object tracker let go of them; re-run "
+          "objtrace (with the module loaded) to hook them again";
+      break;
     case ENOSPC:
       advice = "the tracked-object table is full: raise --max-objects";
       break;
@@ -385,6 +390,9 @@ std::string format_obj_stats(const ktrack_obj_stats &st) {
       "hits: {} seen, {} recorded, {} unchanged (changes-only), {} records lost, {} recursion skips\n",
       st.lives, st.nr_tracked, st.capacity, st.nr_functions, st.nr_sources, st.hits, st.hits_recorded,
       st.hits_unchanged, st.rec_lost, st.recursion);
+  if (st.flags & KTRACK_OBJ_STATS_F_MODULE_GONE)
+    out += fmt::format("module gone: {} hooked functions unhooked when their module was unloaded{}\n",
+                       st.funcs_gone, st.enabled ? "" : " (tracker disabled)");
   for (uint32_t i = 0; i < KTRACK_OBJ_END_MAX; i++)
     if (st.ended[i]) out += fmt::format("ended: {} by {}\n", st.ended[i], obj_end_name(i));
   for (uint32_t i = 0; i < KTRACK_OBJ_DROP_MAX; i++)
