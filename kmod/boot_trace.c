@@ -12,12 +12,16 @@
  * `ktrackctl record -s early` later saves what it holds and goes on.
  *
  * The kernel parses a subset of ktrackctl's probe language, separated by
- * ';':  p[:NAME] [MOD:]SYM[+OFFS]   r[:NAME] [MOD:]SYM
+ * ';' (and, as in ftrace's kprobe_event= boot parameter, ',' may stand for
+ * the space after the kind, for boot loaders that split on spaces):
+ *       p[:NAME] [MOD:]SYM[+OFFS]   r[:NAME] [MOD:]SYM
  *       f[:NAME] SYM[,SYM...][%return|%both]   f[:NAME] MOD:GLOB[%return|%both]
  * Fetch arguments, filters and actions need ktrackctl's compiler (probe
  * add on the running session).  A bad spec fails the load with EINVAL and
  * a line in the kernel log that names it; nothing stays armed.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ctype.h>
 #include <linux/kernel.h>
 #include <linux/log2.h>
@@ -74,7 +78,7 @@ static int kt_boot_desc(char *spec, unsigned int index, void **out)
 	u64 offset = 0;
 	char *p, *blob;
 
-	target = strpbrk(spec, " \t");
+	target = strpbrk(spec, " \t,");
 	if (!target)
 		return -EINVAL;
 	*target++ = '\0';

@@ -264,6 +264,23 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	((f)) && why "lockdown lane on $k" "$logs/lockdown-$k.log"
 done
 
+# Tracing from load: the guest's own initramfs loads ktrack.ko with
+# probes=/session=/flight= before the system starts (tests/kernel/boot_trace.sh).
+# (busybox insmod passes the words as they are: the double quotes keep
+# the spaces of the probes in one parameter, as modprobe's quoting does)
+early_params="probes='\"p:bootread vfs_read;f:bootf ksys_read,ksys_write%both\"' session=early flight=4M"
+for k in ${KTRACK_KERNELS:-6.1 6.12}; do
+	section "tracing from load on $k (ktrack loaded by the guest's initramfs)"
+	KTRACK_VM_TCG_THREAD=single KTRACK_VM_EARLY="$early_params" "$root/tests/vm/run" --kernel "$k" --timeout 600 -- \
+		"$root/tests/kernel/run-all" boot_trace 2>&1 | tee "$logs/boot-trace-$k.log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -cE '^ok [0-9]+' "$logs/boot-trace-$k.log")
+	f=$(grep -cE '^not ok [0-9]+' "$logs/boot-trace-$k.log")
+	if ((rc != 0 && f == 0)) || ((p == 0)); then f=$((f + 1)); fi
+	add "$p" "$f" 0 "tracing from load on $k"
+	((f)) && why "tracing from load on $k" "$logs/boot-trace-$k.log"
+done
+
 # The packages (issue 19): make deb (dpkg-buildpackage, lintian), then DKMS
 # builds the module from ktrack-dkms for each kernel, here on the host.
 # Installing, upgrading and purging them in a guest is 'make check-package'

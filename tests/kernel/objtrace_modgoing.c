@@ -281,8 +281,7 @@ TEST_F(modgoing, ktrackctl_says_the_module_was_unloaded)
 
 	rc = kt_run(out, sizeof(out),
 		    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --module " OT_TESTMOD
-		    " --functions 'ktrack_test_obj_*' -- sh -c 'echo 1 > /sys/module/" OT_TESTMOD
-		    "/parameters/run && rmmod " OT_TESTMOD "'", kt_ktrackctl());
+		    " --functions 'ktrack_test_obj_*' -- rmmod " OT_TESTMOD, kt_ktrackctl());
 	EXPECT_EQ(2, rc) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "was unloaded")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "re-run objtrace")) TH_LOG("%s", out);

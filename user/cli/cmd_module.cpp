@@ -27,9 +27,16 @@ const Command load_cmd(10, [](CLI::App &app) {
   cmd->callback([opts] {
     std::string params;
     for (const auto &p : opts->params) {
-      if (p.find('=') == std::string::npos)
+      auto eq = p.find('=');
+      if (eq == std::string::npos)
         throw ktrack::UsageError(fmt::format("--param '{}' is not of the form key=value", p));
-      params += (params.empty() ? "" : " ") + p;
+      if (p.find('"') != std::string::npos)
+        throw ktrack::UsageError(fmt::format("--param '{}': a value cannot hold '\"'", p));
+      // The kernel splits parameters at spaces outside double quotes (as
+      // modprobe does, a value with a space is quoted).
+      std::string v = p.substr(eq + 1);
+      std::string one = v.find_first_of(" \t") != std::string::npos ? p.substr(0, eq + 1) + '"' + v + '"' : p;
+      params += (params.empty() ? "" : " ") + one;
     }
     if (ktrack::load_module(opts->module, params))
       fmt::print("{} loaded\n", opts->module);
