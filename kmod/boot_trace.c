@@ -47,21 +47,12 @@ MODULE_PARM_DESC(flight, "make that session an overwrite-mode flight recorder of
 
 #define KT_BOOT_MAX_PROBES	64
 
-/* "16M", "1G", "512K", "4096": bytes, or 0 on a malformed size. */
+/* "16M", "1G", "512K", "4096" (memparse()): bytes, or 0 on a malformed size. */
 static u64 kt_parse_size(const char *s)
 {
 	char *end;
-	u64 v = simple_strtoull(s, &end, 10);
+	u64 v = memparse(s, &end);
 
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end == 'B')
-		end++;
 	return *end || end == s ? 0 : v;
 }
 
