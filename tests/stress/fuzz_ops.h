@@ -90,7 +90,7 @@ static int errno_ok(int e)
 	case ENOENT: case EEXIST: case ENOSPC: case EADDRNOTAVAIL: case EOPNOTSUPP:
 	case ENODATA: case EAGAIN: case ENOMEM: case ENODEV: case EBADF: case EACCES:
 	case ERANGE: case EOVERFLOW: case EMFILE: case ENAMETOOLONG: case EPIPE:
-	case EALREADY: case ESRCH: case EINTR: case EILSEQ:
+	case EALREADY: case ESRCH: case EINTR: case EILSEQ: case ESTALE:
 	/*
 	 * read(): the fuzzer hands ring control pages (mapped RW) to read()
 	 * as its buffer, so record bytes land on data_tail: a position that
@@ -517,6 +517,39 @@ static int op_probe_profile(struct rng *r, int fd)
 	q.entries_ptr = (uintptr_t)mutate_ptr(r, out, sizeof(out));
 	q.overflow = chance(r, 90) ? 0 : rnd(r);
 	return send_mutated(r, fd, KTRACK_IOC_PROBE_PROFILE, &q, sizeof(q), 3, &q.entries_ptr);
+}
+
+/*
+ * The stack tracer: START with filters that hook a few functions, none, or
+ * are malformed (never "": every function would slow the guest for
+ * seconds per START), STOP, GET with mutated sizes and pointers.
+ */
+static const char *const stack_filters[] = {
+	"vfs_read", "vfs_read vfs_write", "ksys_*", "ktrack_no_such_fn", "!vfs_read", "vfs_read  ",
+	"vfs_read ktrack_no_such_fn", "*zz*zz*zz*zz*zz*zz*zz*",
+};
+
+static int op_stack(struct rng *r, int fd)
+{
+	static struct ktrack_stack_frame frames[KTRACK_STACK_MAX_FRAMES];
+	struct ktrack_stack_start st = { .size = sizeof(st) };
+	struct ktrack_stack_max m = { .size = sizeof(m) };
+
+	switch (below(r, 3)) {
+	case 0:
+		if (chance(r, 90))
+			snprintf(st.filter, sizeof(st.filter), "%s", PICK(r, stack_filters));
+		else
+			memset(st.filter, 'v', sizeof(st.filter));	/* unterminated */
+		st.flags = chance(r, 90) ? 0 : (uint32_t)rnd(r);
+		return send_mutated(r, fd, KTRACK_IOC_STACK_START, &st, sizeof(st), 3, NULL);
+	case 1:
+		return do_ioctl(fd, KTRACK_IOC_STACK_STOP, NULL);
+	default:
+		m.nr = chance(r, 80) ? below(r, KTRACK_STACK_MAX_FRAMES + 1) : KTRACK_STACK_MAX_FRAMES;
+		m.frames_ptr = (uintptr_t)mutate_ptr(r, frames, sizeof(frames));
+		return send_mutated(r, fd, KTRACK_IOC_STACK_GET, &m, sizeof(m), 3, &m.frames_ptr);
+	}
 }
 
 static const char *const obj_funcs[] = {
