@@ -34,18 +34,21 @@
 #include "session.h"
 
 static char *probes;
-module_param(probes, charp, 0444);
+module_param(probes, charp, 0400);
 MODULE_PARM_DESC(probes, "probes armed at load, ';'-separated: p[:NAME] SYM, r[:NAME] SYM, f[:NAME] SYMS|MOD:GLOB[%both]");
 
 static char *session;
-module_param(session, charp, 0444);
+module_param(session, charp, 0400);
 MODULE_PARM_DESC(session, "named session created and started at load (default 'boot' when probes= is given)");
 
 static char *flight;
-module_param(flight, charp, 0444);
+module_param(flight, charp, 0400);
 MODULE_PARM_DESC(flight, "make that session an overwrite-mode flight recorder of this size over all CPUs (e.g. 16M)");
 
 #define KT_BOOT_MAX_PROBES	64
+
+/* the session made at load, for init's unwind */
+static struct ktrack_session *kt_boot_session;
 
 /* "16M", "1G", "512K", "4096" (memparse()): bytes, or 0 on a malformed size. */
 static u64 kt_parse_size(const char *s)
@@ -60,11 +63,11 @@ static u64 kt_parse_size(const char *s)
  * One spec into a description blob (kvmalloc'ed): header, the function
  * names of an f probe, the spec text.  Returns its size or -errno.
  */
-static int kt_boot_desc(char *spec, unsigned int index, void **out)
+static int kt_boot_desc(char *spec, const char *text, unsigned int index, void **out)
 {
 	struct ktrack_probe_desc *d;
 	char *kind_end, *target, *name = NULL, *mod = NULL, *sym, *suffix, *plus;
-	size_t spec_len = strlen(spec) + 1, funcs_len = 0, size;
+	size_t spec_len = strlen(text) + 1, funcs_len = 0, size;
 	u32 nr_funcs = 0, flags = 0, kind;
 	u64 offset = 0;
 	char *p, *blob;
@@ -133,7 +136,7 @@ static int kt_boot_desc(char *spec, unsigned int index, void **out)
 	if (!*sym || strlen(sym) >= KTRACK_PROBE_SYM_MAX)
 		return -EINVAL;
 
-	size = sizeof(*d) + ALIGN(funcs_len, 8) + ALIGN(spec_len + 2 + 1, 8);
+	size = sizeof(*d) + ALIGN(funcs_len, 8) + ALIGN(spec_len, 8);
 	blob = kvzalloc(size, GFP_KERNEL);
 	if (!blob)
 		return -ENOMEM;
@@ -143,9 +146,12 @@ static int kt_boot_desc(char *spec, unsigned int index, void **out)
 	d->hdr_size = sizeof(*d);
 	d->kind = kind;
 	d->flags = flags;
-	if (name && *name)
-		strscpy(d->name, name, sizeof(d->name));
-	else
+	if (name && *name) {
+		if (strscpy(d->name, name, sizeof(d->name)) < 0) {
+			kvfree(blob);
+			return -EINVAL;
+		}
+	} else
 		snprintf(d->name, sizeof(d->name), "boot%u", index);
 	if (mod)
 		strscpy(d->module, mod, sizeof(d->module));
@@ -158,11 +164,10 @@ static int kt_boot_desc(char *spec, unsigned int index, void **out)
 		strscpy(d->symbol, sym, sizeof(d->symbol));
 		d->offset = offset;
 	}
-	/* the text as given, for 'probe list' (the parse cut it up) */
+	/* the text as given, for 'probe list' (the parse cut 'spec' up) */
 	d->spec_off = sizeof(*d) + ALIGN(funcs_len, 8);
-	d->spec_len = scnprintf(blob + d->spec_off, size - d->spec_off, "%s%s%s %s%s%s",
-				spec, name ? ":" : "", name ? name : "", mod ? mod : "",
-				mod ? ":" : "", sym) + 1;
+	d->spec_len = spec_len;
+	memcpy(blob + d->spec_off, text, spec_len);
 	*out = blob;
 	return size;
 }
@@ -225,8 +230,13 @@ int ktrack_boot_trace_init(void)
 		spec = strim(spec);
 		if (!*spec)
 			continue;
-		strscpy(text, spec, sizeof(text));
-		ret = i >= KT_BOOT_MAX_PROBES ? -E2BIG : kt_boot_desc(spec, i, &desc);
+		if (strscpy(text, spec, sizeof(text)) < 0) {
+			pr_err("probes=: a probe of over %zu bytes\n", sizeof(text) - 1);
+			ret = -E2BIG;
+			kfree(copy);
+			goto fail;
+		}
+		ret = i >= KT_BOOT_MAX_PROBES ? -E2BIG : kt_boot_desc(spec, text, i, &desc);
 		if (ret >= 0) {
 			size = ret;
 			ret = ktrack_probe_add_kernel(s, desc, size, &res);
@@ -251,8 +261,16 @@ int ktrack_boot_trace_init(void)
 	}
 	pr_info("session %s records from load: %u probes, %s\n", name, i,
 		flight ? "overwrite (flight recorder)" : "discard");
+	kt_boot_session = s;
 	return 0;
 fail:
 	ktrack_session_destroy_kernel(s);
 	return ret;
+}
+
+void ktrack_boot_trace_exit(void)
+{
+	if (kt_boot_session)
+		ktrack_session_destroy_kernel(kt_boot_session);
+	kt_boot_session = NULL;
 }

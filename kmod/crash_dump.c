@@ -12,8 +12,9 @@
  * paused first (as ftrace turns tracing off), and every header is checked
  * against the ring before use, since a writer on another CPU may still be
  * committing.  Probe names are read with copy_from_kernel_nofault().  One
- * dump at a time (an atomic flag), each session once, at most dump_lines
- * records per CPU and KT_DUMP_MAX_LINES in all.
+ * dump at a time (an atomic flag), each session once per START, at most
+ * dump_lines records per CPU, KT_DUMP_MAX_LINES lines and KT_DUMP_MAX_WALK
+ * bytes of rings walked in all.
  */
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
@@ -37,9 +38,25 @@ static unsigned int dump_lines = 20;
 module_param(dump_lines, uint, 0644);
 MODULE_PARM_DESC(dump_lines, "records printed per CPU of each session on oops/panic (at most 256)");
 
+/* bytes of rings walked by one dump, over all sessions and CPUs */
+#define KT_DUMP_MAX_WALK	(256ULL << 20)
+
 static atomic_t kt_dumping = ATOMIC_INIT(0);
-/* offsets of the newest records of one ring (one dump at a time) */
-static u64 kt_dump_offs[KT_DUMP_MAX_PER_CPU];
+/*
+ * One dump at a time (kt_dumping): the newest records of one ring as
+ * (offset, length) pairs, and the copy of the one being printed.  Other
+ * CPUs may still write their rings, so a saved record is copied, its
+ * length checked again on the copy, and only the copy is parsed.
+ */
+static struct {
+	u32 off;
+	u16 len;
+} kt_dump_recs[KT_DUMP_MAX_PER_CPU];
+static u8 kt_dump_copy[KTRACK_REC_MAX + 8] __aligned(8);
+/* the last probe name found (names are looked up without locks) */
+static struct ktrack_session *kt_dump_name_s;
+static u32 kt_dump_name_id;
+static char kt_dump_name[KTRACK_PROBE_NAME_MAX];
 
 static void kt_dump_probe(struct ktrack_session *s, const struct ktrack_rec_hdr *h,
 			  const struct ktrack_rec_probe *p, u32 plen)
@@ -53,20 +70,30 @@ static void kt_dump_probe(struct ktrack_session *s, const struct ktrack_rec_hdr 
 	dlen = min_t(u32, p->data_len, plen - sizeof(*p));
 	n = min_t(u32, dlen / 4, ARRAY_SIZE(words));
 	memcpy(words, p->data, n * 4);
-	if (!ktrack_probe_name_nofault(s, p->probe_id, name, sizeof(name)))
+	if (kt_dump_name_s == s && kt_dump_name_id == p->probe_id) {
+		memcpy(name, kt_dump_name, sizeof(name));
+	} else if (ktrack_probe_name_nofault(s, p->probe_id, name, sizeof(name))) {
+		memcpy(kt_dump_name, name, sizeof(name));
+		kt_dump_name_s = s;
+		kt_dump_name_id = p->probe_id;
+	} else {
 		strscpy(name, "?", sizeof(name));
+	}
 	pr_emerg("ktrack: %5llu.%09llu [%03u] pid %u: %s (probe %u) %s %pS <- %pS data %*ph\n",
 		 h->ts / NSEC_PER_SEC, h->ts % NSEC_PER_SEC, h->cpu, h->pid, name, p->probe_id,
-		 p->event == KTRACK_PROBE_EV_EXIT ? "exit" : "entry", (void *)p->ip,
+		 p->event == KTRACK_PROBE_EV_EXIT ? "exit" :
+		 p->event == KTRACK_PROBE_EV_ENTRY ? "entry" : "event", (void *)p->ip,
 		 (void *)p->parent_ip, (int)(n * 4), words);
 }
 
-static void kt_dump_record(struct ktrack_session *s, const u8 *rec)
+/* One record, from its copy (len checked: sizeof(hdr) <= len <= KTRACK_REC_MAX); returns lines. */
+static unsigned int kt_dump_record(struct ktrack_session *s, const u8 *rec, u32 len)
 {
 	const struct ktrack_rec_hdr *h = (const void *)rec;
 	const void *payload = rec + sizeof(*h);
-	u32 plen = h->len - sizeof(*h);
+	u32 plen = len - sizeof(*h);
 	u64 sec = h->ts / NSEC_PER_SEC, ns = h->ts % NSEC_PER_SEC;
+	unsigned int lines = 1;
 
 	switch (h->type) {
 	case KTRACK_REC_PROBE:
@@ -80,13 +107,15 @@ static void kt_dump_record(struct ktrack_session *s, const u8 *rec)
 			break;
 		for (i = 0; i < st->nr && sizeof(*st) + (i + 1) * 8 <= plen && i < 16; i++)
 			pr_emerg("ktrack:                         stack %pS\n", (void *)st->ips[i]);
+		lines = max(i, 1U);
 		break;
 	}
 	case KTRACK_REC_MARKER:
 	case KTRACK_REC_PRINTF:
-		pr_emerg("ktrack: %5llu.%09llu [%03u] pid %u: %s: %.*s\n", sec, ns, h->cpu, h->pid,
-			 h->type == KTRACK_REC_MARKER ? "marker" : "printf", (int)plen,
-			 (const char *)payload);
+		/* user text: escaped, so it cannot forge console lines */
+		pr_emerg("ktrack: %5llu.%09llu [%03u] pid %u: %s: %*pE\n", sec, ns, h->cpu, h->pid,
+			 h->type == KTRACK_REC_MARKER ? "marker" : "printf",
+			 (int)strnlen(payload, plen), payload);
 		break;
 	case KTRACK_REC_LOST: {
 		const struct ktrack_rec_lost *l = payload;
@@ -106,38 +135,55 @@ static void kt_dump_record(struct ktrack_session *s, const u8 *rec)
 	}
 	default:
 		pr_emerg("ktrack: %5llu.%09llu [%03u] pid %u: record type %u, %u bytes\n", sec, ns,
-			 h->cpu, h->pid, h->type, h->len);
+			 h->cpu, h->pid, h->type, len);
 	}
+	return lines;
 }
 
-/* The newest committed records of one ring; returns the lines printed. */
-static unsigned int kt_dump_ring(struct ktrack_session *s, struct ktrack_ring *r, unsigned int max)
+/*
+ * The newest committed records of one ring; returns the lines printed.
+ * 'walked' bounds the bytes walked by the whole dump.
+ */
+static unsigned int kt_dump_ring(struct ktrack_session *s, struct ktrack_ring *r, unsigned int max,
+				 unsigned int line_budget, u64 *walked)
 {
-	u64 head = READ_ONCE(r->pub_head), pos, steps;
-	unsigned int n = 0, i, first;
+	u64 head = READ_ONCE(r->pub_head), pos;
+	unsigned int n = 0, i, first, lines = 0;
 
 	/* overwrite: the oldest still present; discard: the unread ones */
 	pos = r->mode == KTRACK_MODE_OVERWRITE ? READ_ONCE(r->oldest) : READ_ONCE(r->ctrl->data_tail);
 	if (pos > head || head - pos > r->size || (pos & 7))
 		return 0;
-	for (steps = 0; pos < head && steps < r->size / 8; steps++) {
+	while (pos < head && *walked < KT_DUMP_MAX_WALK) {
 		u64 off = pos & ring_mask(r);
 		const struct ktrack_rec_hdr *h = (const void *)(r->data + off);
 		u16 len = READ_ONCE(h->len);
 
 		if (len < 8 || (len & 7) || off + len > r->size || pos + len > head)
 			break;
-		if (READ_ONCE(h->type) != KTRACK_REC_PAD && len >= sizeof(*h))
-			kt_dump_offs[n++ % max] = off;
+		if (READ_ONCE(h->type) != KTRACK_REC_PAD && len >= sizeof(*h)) {
+			kt_dump_recs[n % max].off = off;
+			kt_dump_recs[n % max].len = len;
+			n++;
+		}
 		pos += len;
+		*walked += len;
 	}
 	first = n > max ? n % max : 0;
-	for (i = 0; i < min(n, max); i++)
-		kt_dump_record(s, r->data + kt_dump_offs[(first + i) % max]);
-	return min(n, max);
+	for (i = 0; i < min(n, max) && lines < line_budget; i++) {
+		u32 off = kt_dump_recs[(first + i) % max].off;
+		u16 len = kt_dump_recs[(first + i) % max].len;
+
+		/* copied, then checked again: a writer may have reused the space */
+		memcpy(kt_dump_copy, r->data + off, len);
+		if (((struct ktrack_rec_hdr *)kt_dump_copy)->len != len)
+			continue;
+		lines += kt_dump_record(s, kt_dump_copy, len);
+	}
+	return lines;
 }
 
-static void kt_dump_session(struct ktrack_session *s, unsigned int *lines)
+static void kt_dump_session(struct ktrack_session *s, unsigned int *lines, u64 *walked)
 {
 	unsigned int cpu, max = clamp(READ_ONCE(dump_lines), 1U, (unsigned int)KT_DUMP_MAX_PER_CPU);
 	struct ktrack_ring **rings = READ_ONCE(s->rings);
@@ -152,7 +198,7 @@ static void kt_dump_session(struct ktrack_session *s, unsigned int *lines)
 		struct ktrack_ring *r = READ_ONCE(rings[cpu]);
 
 		if (r)
-			*lines += kt_dump_ring(s, r, min(max, KT_DUMP_MAX_LINES - *lines));
+			*lines += kt_dump_ring(s, r, max, KT_DUMP_MAX_LINES - *lines, walked);
 	}
 	pr_emerg("ktrack: end of session %s\n", s->name[0] ? s->name : "(anonymous)");
 }
@@ -162,6 +208,7 @@ struct kt_dump_ctx {
 	bool all;
 	bool said;
 	unsigned int lines;
+	u64 walked;
 };
 
 static void kt_dump_one(struct ktrack_session *s, struct kt_dump_ctx *c)
@@ -175,7 +222,7 @@ static void kt_dump_one(struct ktrack_session *s, struct kt_dump_ctx *c)
 	if (!c->said)
 		pr_emerg("ktrack: dump on %s\n", c->why);
 	c->said = true;
-	kt_dump_session(s, &c->lines);
+	kt_dump_session(s, &c->lines, &c->walked);
 }
 
 static void kt_crash_dump(const char *why)
@@ -211,7 +258,12 @@ static struct notifier_block kt_die_nb = {
 
 static struct notifier_block kt_panic_nb = {
 	.notifier_call = kt_panic_notify,
-	/* before kdump and the other late notifiers */
+	/*
+	 * Early among the panic notifiers.  With a kdump kernel loaded,
+	 * panic() kexecs before the notifiers run, unless the kernel was
+	 * booted with crash_kexec_post_notifiers (the dump is then in the
+	 * crashed kernel's log, which kdump saves).
+	 */
 	.priority = 1,
 };
 

@@ -125,6 +125,8 @@ void ktrack_objtrace_exit(void);
 
 /* Tracing from load (boot_trace.c): module parameters probes=, session=, flight=. */
 int ktrack_boot_trace_init(void);
+/* Init's unwind only: destroys the session boot_trace_init() made. */
+void ktrack_boot_trace_exit(void);
 struct ktrack_session *ktrack_session_create_kernel(const char *name);
 void ktrack_session_destroy_kernel(struct ktrack_session *s);
 /* PROBE_ADD from the kernel: takes 'desc' (kvmalloc'ed) in every case. */

@@ -234,22 +234,25 @@ static int __init ktrack_init(void)
 	ret = ktrack_crash_dump_init();
 	if (ret)
 		goto out_modev;
+	kt_alloc_stats_init();
+	/*
+	 * probes=, session=, flight=: every part is up, and the device is
+	 * not yet, so nobody can destroy or attach to the session half built.
+	 */
+	ret = ktrack_boot_trace_init();
+	if (ret)
+		goto out_stats;
 	ret = misc_register(&ktrack_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);
-		goto out_crash;
+		goto out_boot;
 	}
-	kt_alloc_stats_init();
-	/* last: the device and every part are up (probes=, session=, flight=) */
-	ret = ktrack_boot_trace_init();
-	if (ret)
-		goto out_misc;
 	pr_info("loaded, ABI %d\n", KTRACK_ABI_VERSION);
 	return 0;
-out_misc:
+out_boot:
+	ktrack_boot_trace_exit();
+out_stats:
 	kt_alloc_stats_exit();
-	misc_deregister(&ktrack_miscdev);
-out_crash:
 	ktrack_crash_dump_exit();
 out_modev:
 	ktrack_module_events_exit();

@@ -162,7 +162,7 @@ bool ktrack_probe_name_nofault(struct ktrack_session *s, u32 id, char *buf, size
 	struct list_head *pos = READ_ONCE(kt_probes.next);
 	unsigned int steps;
 
-	for (steps = 0; pos != &kt_probes && steps < 4 * KT_MAX_PROBES_LIMIT; steps++) {
+	for (steps = 0; pos != &kt_probes && steps < 64 * KT_MAX_PROBES_LIMIT; steps++) {
 		struct kt_probe *p = container_of(pos, struct kt_probe, node);
 		struct ktrack_session *ps;
 		u32 pid;

@@ -239,6 +239,7 @@ int ktrack_session_start_locked(struct ktrack_session *s)
 		if (!READ_ONCE(s->trig_off))
 			return -EBUSY;
 		WRITE_ONCE(s->trig_off, 0);
+		WRITE_ONCE(s->crash_dumped, false);	/* dumped again at the next crash */
 		return 0;
 	}
 	mutex_lock(&s->mmap_lock);
@@ -250,6 +251,7 @@ int ktrack_session_start_locked(struct ktrack_session *s)
 	session_flush_seen_all(s);
 	s->touched = true;
 	WRITE_ONCE(s->trig_off, 0);	/* a new run is not paused */
+	WRITE_ONCE(s->crash_dumped, false);
 	static_branch_inc(&ktrack_active_key);
 	/* Rings before 'running': pairs with smp_rmb() in the writer. */
 	smp_store_release(&s->running, 1);

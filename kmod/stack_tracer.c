@@ -17,6 +17,7 @@
  * running inside itself.  The snapshot takes it too, interrupts off.
  */
 #include <linux/ftrace.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -185,6 +186,8 @@ static void kt_stack_unregister(void)
 	 * without unhooking or waiting: then the ops must never be freed.
 	 */
 	if (WARN_ON_ONCE(unregister_ftrace_function(kt_stack_ops))) {
+		/* ftrace may still call kt_stack_call(): the module stays */
+		__module_get(THIS_MODULE);
 		kt_stack_ops = NULL;
 		kt_stack_owner = NULL;
 		return;
@@ -234,7 +237,7 @@ static long kt_stack_start(struct ktrack_session *s, void __user *arg)
 	 * One that matches nothing is EINVAL; no filter is every function.
 	 */
 	cur = req.filter;
-	while ((glob = strsep(&cur, " "))) {
+	while ((glob = strsep(&cur, " \t"))) {
 		if (!*glob)
 			continue;
 		if (*glob == '!') {	/* "remove": could leave an empty filter, i.e. all */

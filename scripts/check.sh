@@ -102,8 +102,12 @@ add "$(grep -c '^ok ' "$logs/selftest.log")" "$(grep -c '^not ok ' "$logs/selfte
 # ktrack's dump of the newest records (tests/vm/crash-dump).
 section "Dump on oops and panic (guests that crash on purpose)"
 "$root/tests/vm/crash-dump" | tee "$logs/crash-dump.log"
-add "$(grep -c '^ok ' "$logs/crash-dump.log")" "$(grep -c '^not ok ' "$logs/crash-dump.log")" 0 "dump on oops and panic"
-grep -q '^not ok ' "$logs/crash-dump.log" && why "dump on oops and panic" "$logs/crash-dump.log"
+rc=${PIPESTATUS[0]}
+p=$(grep -c '^ok ' "$logs/crash-dump.log")
+f=$(grep -c '^not ok ' "$logs/crash-dump.log")
+if ((rc != 0 && f == 0)) || ((p == 0)); then f=$((f + 1)); fi
+add "$p" "$f" 0 "dump on oops and panic"
+((f)) && why "dump on oops and panic" "$logs/crash-dump.log"
 
 # vm_suite KERNEL TCG_THREAD LOG LABEL RUN-ALL-ARGS...: one guest running
 # tests/kernel/run-all; its counts go to the total.
