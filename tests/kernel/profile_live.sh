@@ -10,30 +10,12 @@
 #
 # Output: TAP.  Leaves the guest as it found it.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-K=$root/build/user/bin/ktrackctl
-rel=$(uname -r)
-TPT=$root/build/modules/$rel/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko
-PROC=/proc/ktrack_test_probe
-KL=/sys/kernel/debug/kprobes/list
-T=$(mktemp -d /tmp/profile-live.XXXXXX)
 # shellcheck source=lib/tap.sh
 . "$(dirname "$0")/lib/tap.sh"
-
-cleanup() {
-	rmmod ktrack_test_probe_target 2>/dev/null
-	"$K" unload >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
-if ! "$K" load >/dev/null || ! insmod "$TPT"; then
-	echo "1..1"
-	notok "load ktrack and the probe target"
-	exit 1
-fi
+# shellcheck source=lib/probe_target.sh
+. "$(dirname "$0")/lib/probe_target.sh"
+KL=/sys/kernel/debug/kprobes/list
+pt_setup profile-live
 M=ktrack_test_probe_target
 
 # row FILE FUNC: "hits timed total_ns max_ns" of FUNC in profile --json

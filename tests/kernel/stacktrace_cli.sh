@@ -8,30 +8,12 @@
 #
 # Output: TAP.  Leaves the guest as it found it.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-K=$root/build/user/bin/ktrackctl
-rel=$(uname -r)
-TPT=$root/build/modules/$rel/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko
-PROC=/proc/ktrack_test_probe
-EF=/sys/kernel/tracing/enabled_functions
-T=$(mktemp -d /tmp/stacktrace-cli.XXXXXX)
 # shellcheck source=lib/tap.sh
 . "$(dirname "$0")/lib/tap.sh"
-
-cleanup() {
-	rmmod ktrack_test_probe_target 2>/dev/null
-	"$K" unload >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
-if ! "$K" load >/dev/null || ! insmod "$TPT"; then
-	echo "1..1"
-	notok "load ktrack and the probe target"
-	exit 1
-fi
+# shellcheck source=lib/probe_target.sh
+. "$(dirname "$0")/lib/probe_target.sh"
+EF=/sys/kernel/tracing/enabled_functions
+pt_setup stacktrace-cli
 
 # summary FILE: "func max nframes ndeep minsize sumsize depth0" of a JSON result
 summary() {
