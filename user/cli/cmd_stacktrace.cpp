@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <memory>
-#include <thread>
 
 #include "capture_options.hpp"
 #include "command.hpp"
@@ -137,11 +136,7 @@ const Command stacktrace_cmd(56, [](CLI::App &app) {
                filter.empty() ? "every function's entry" : "the entries of " + filter,
                quiet ? "" : "; Ctrl-C to stop");
     command.start(signals);
-    auto end = std::chrono::steady_clock::now() + dur;
-    while (!ktrack::StopSignals::flag().load()) {
-      if (dur.count() && std::chrono::steady_clock::now() >= end) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    ktrack::wait_until_stopped(ktrack::StopSignals::flag(), dur);
     tracer.stop();
     command.finish();
     print(tracer.read(), f->json);

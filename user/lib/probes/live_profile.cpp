@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <unordered_map>
 
 #include "device/session.hpp"
 #include "probes/probe_client.hpp"
+#include "util/duration.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -63,12 +63,7 @@ LiveProfileResult run_live_profile(
                                   info.nr_funcs));
   s.start();
   if (on_started) on_started(r.notes);
-  using clock = std::chrono::steady_clock;
-  auto end = clock::now() + o.duration;
-  while (!stop.load()) {
-    if (o.duration.count() && clock::now() >= end) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  wait_until_stopped(stop, o.duration);
   s.stop();
   // A function two targets match ('vfs_*' and 'vfs_read') was counted by
   // both probes, each every call: its figures come from the first.

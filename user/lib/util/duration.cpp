@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "util/error.hpp"
 
@@ -43,6 +44,14 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
   uint64_t ns = parse_duration_ns(text, "-d/--duration");
   if (ns == 0) throw UsageError(fmt::format("-d/--duration '{}' must be longer than zero", text));
   return std::chrono::milliseconds((ns + 999999) / 1000000);
+}
+
+void wait_until_stopped(const std::atomic<bool> &stop, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (!stop.load()) {
+    if (limit.count() && std::chrono::steady_clock::now() >= end) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace ktrack

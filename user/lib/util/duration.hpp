@@ -3,6 +3,7 @@
 // means seconds.  "500us", "250ms", "1.5s", "10", "2m", "1h".
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string_view>
@@ -15,5 +16,9 @@ uint64_t parse_duration_ns(std::string_view text, std::string_view what = "durat
 
 // For a capture's length: positive, rounded up to whole milliseconds.
 std::chrono::milliseconds parse_duration(std::string_view text);
+
+// Sleeps until 'stop' is set or 'limit' has passed (0: no limit), looking
+// at 'stop' every 50 ms: a live command's "run for -d, or until Ctrl-C".
+void wait_until_stopped(const std::atomic<bool> &stop, std::chrono::milliseconds limit);
 
 }  // namespace ktrack
