@@ -100,6 +100,16 @@ bool ktrack_session_dead(struct ktrack_session *s);
 /* Session time in the session's clock (what record headers carry). */
 u64 ktrack_session_clock(struct ktrack_session *s);
 
+/*
+ * The SNAPSHOT action (snapshot.c), from a probe handler: claim the
+ * session's slot (false: counted missed), write the trigger record, then
+ * queue the copy of everything up to now.
+ */
+bool ktrack_snapshot_claim(struct ktrack_session *s);
+void ktrack_snapshot_queue(struct ktrack_session *s, u32 probe_id, u64 nth);
+/* Can 's' take snapshots (overwrite mode)?  Checked when a probe is added. */
+bool ktrack_session_overwrite(struct ktrack_session *s);
+
 /* Hooks implemented by the probe part (probe*.c). */
 long ktrack_probe_ioctl(struct ktrack_session *s, unsigned int cmd,
 			void __user *arg);

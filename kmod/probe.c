@@ -251,6 +251,11 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 		ret = -EPERM;
 		goto free;
 	}
+	/* a snapshot copies an overwrite ring (the flight recorder's) */
+	if (p->has_snapshot && !ktrack_session_overwrite(s)) {
+		ret = -EINVAL;
+		goto free;
+	}
 
 	mutex_lock(&kt_probe_lock);
 	if (ktrack_session_dead(s)) {

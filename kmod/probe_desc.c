@@ -418,6 +418,7 @@ static int kt_copy_actions(struct kt_probe *p, const struct ktrack_probe_desc *d
 	}
 	p->nr_actions = d->nr_actions;
 	p->has_start = seen & BIT(KTRACK_ACT_START);
+	p->has_snapshot = seen & BIT(KTRACK_ACT_SNAPSHOT);
 	return 0;
 }
 

@@ -536,7 +536,11 @@ static notrace bool kt_action_stack(struct kt_probe *p)
 }
 NOKPROBE_SYMBOL(kt_action_stack);
 
-/* After the hit's record: STOP pauses the session, this hit its last record. */
+/*
+ * After the hit's record: SNAPSHOT has the records up to this one copied
+ * aside (a turn finding the slot taken is counted missed there), STOP
+ * pauses the session, this hit its last record.
+ */
 static notrace void kt_actions_after(struct kt_probe *p)
 {
 	struct ktrack_session *s = p->session;
@@ -546,6 +550,13 @@ static notrace void kt_actions_after(struct kt_probe *p)
 	for (i = 0; i < p->nr_actions; i++) {
 		struct kt_action *a = &p->actions[i];
 
+		if (a->type == KTRACK_ACT_SNAPSHOT) {
+			if (kt_action_take(a, &nth) && ktrack_snapshot_claim(s)) {
+				kt_trigger_rec(p, a->type, nth);
+				ktrack_snapshot_queue(s, p->id, nth);
+			}
+			continue;
+		}
 		if (a->type != KTRACK_ACT_STOP || READ_ONCE(s->trig_off) ||
 		    !kt_action_take(a, &nth))
 			continue;

@@ -170,6 +170,7 @@ struct kt_probe {
 	u32 maxactive;
 	u32 stack_depth;
 	u16 nr_actions;
+	bool has_snapshot;		/* its session must be in overwrite mode */
 	bool has_start;			/* a START action: runs while paused */
 	struct kt_action actions[KTRACK_PROBE_MAX_ACTIONS];
 	u16 nr_fetch;

@@ -180,6 +180,7 @@ struct ktrack_session *ktrack_session_new(const char *name)
 	s->wm_bytes = ktrack_config_watermark(&s->cfg);
 	s->nr_rings = nr_cpu_ids;
 	atomic_set(&s->nr_fds, 1);
+	ktrack_snapshot_init(s);
 	trace_ktrack_session_open(s->id, s->name);
 	return s;
 }
@@ -188,6 +189,7 @@ static void session_free(struct kref *ref)
 {
 	struct ktrack_session *s = container_of(ref, struct ktrack_session, ref);
 
+	ktrack_snapshot_free(s);
 	ktrack_rings_free(s);
 	kfree(s);
 	kt_alloc_add(KT_ALLOC_SESSIONS, -1);
@@ -339,6 +341,11 @@ void ktrack_session_file_release(struct ktrack_session *s)
 bool ktrack_session_dead(struct ktrack_session *s)
 {
 	return READ_ONCE(s->dead);
+}
+
+bool ktrack_session_overwrite(struct ktrack_session *s)
+{
+	return READ_ONCE(s->cfg.mode) == KTRACK_MODE_OVERWRITE;
 }
 
 bool ktrack_session_readable(struct ktrack_session *s, struct ktrack_file *f)

@@ -15,6 +15,8 @@
 
 #include <uapi/ktrack.h>
 
+#include "snapshot.h"
+
 struct ktrack_ring;
 struct file;
 struct vm_area_struct;
@@ -71,6 +73,7 @@ struct ktrack_session {
 	struct ktrack_ring **rings;	/* per possible CPU; NULL until allocated */
 	unsigned long pages_charged;	/* of max_total_pages, while 'rings' exist */
 	u32 read_cpu;			/* read(): CPU to start with (fairness) */
+	struct ktrack_snap snap;	/* the SNAPSHOT action's copy (snapshot.c) */
 };
 
 /* Per open file: the session it is attached to (swapped by attach). */

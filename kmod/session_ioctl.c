@@ -137,6 +137,7 @@ static long session_get_stats(struct ktrack_session *s, void __user *arg)
 	}
 	st.state = s->state;
 	st.flags = READ_ONCE(s->trig_off) ? KTRACK_STATS_F_TRIG_STOPPED : 0;
+	st.flags |= ktrack_snapshot_stats_flags(s);
 	st.__pad = 0;
 	mutex_unlock(&s->mmap_lock);
 	mutex_unlock(&s->lock);
@@ -183,6 +184,9 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 		return perfmon_capable() ? ktrack_session_destroy(arg) : -EPERM;
 	case KTRACK_IOC_SESSION_LIST:
 		return ktrack_session_list(arg);
+	/* its own lock; a torn-down session's snapshot can still be taken */
+	case KTRACK_IOC_SNAPSHOT_GET:
+		return ktrack_snapshot_get(s, arg);
 	case KTRACK_IOC_START:
 	case KTRACK_IOC_STOP:
 	case KTRACK_IOC_FLUSH:

@@ -32,6 +32,7 @@
 #define KTRACK_FEAT_PROFILE	(1ULL << 18)	/* KTRACK_PROBE_F_PROFILE, KTRACK_IOC_PROBE_PROFILE */
 #define KTRACK_FEAT_STACK_TRACER (1ULL << 19)	/* KTRACK_IOC_STACK_* */
 #define KTRACK_FEAT_DUMP_ON_OOPS (1ULL << 20)	/* KTRACK_CFG_F_DUMP_ON_OOPS, crash_dump.c */
+#define KTRACK_FEAT_SNAPSHOT	(1ULL << 21)	/* KTRACK_ACT_SNAPSHOT, KTRACK_IOC_SNAPSHOT_GET */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -161,9 +162,10 @@ struct ktrack_rec_stack {
 };
 
 /*
- * A probe's STOP or START action ran (KTRACK_FEAT_TRIGGERS): written after
- * the hit's record for STOP, before it for START (the hit that starts
- * recording is its first record, the one that stops it its last).
+ * A probe's STOP, START or SNAPSHOT action ran (KTRACK_FEAT_TRIGGERS):
+ * written after the hit's record for STOP and SNAPSHOT, before it for
+ * START (the hit that starts recording is its first record, the one that
+ * stops it its last; a snapshot ends with its trigger record).
  */
 struct ktrack_rec_trigger {
 	__u32 probe_id;
@@ -240,6 +242,9 @@ struct ktrack_stats {
 #define KTRACK_STATS_SIZE_V1	24	/* sizeof(struct ktrack_stats) before 'flags' */
 /* A probe's STOP action paused recording (until a START action or ioctl). */
 #define KTRACK_STATS_F_TRIG_STOPPED (1U << 0)
+/* KTRACK_FEAT_SNAPSHOT: a snapshot is being copied; one waits for SNAPSHOT_GET. */
+#define KTRACK_STATS_F_SNAP_PENDING (1U << 1)
+#define KTRACK_STATS_F_SNAP_READY   (1U << 2)
 #define KTRACK_STATE_IDLE	0	/* configured, never started */
 #define KTRACK_STATE_RUNNING	1
 #define KTRACK_STATE_STOPPED	2
@@ -291,6 +296,27 @@ struct ktrack_ring_ctrl {
 #define KTRACK_IOC_SESSION_ATTACH  _IOW(KTRACK_IOC_MAGIC, 0x08, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_DESTROY _IOW(KTRACK_IOC_MAGIC, 0x09, struct ktrack_session_req)
 #define KTRACK_IOC_SESSION_LIST	 _IOWR(KTRACK_IOC_MAGIC, 0x0a, struct ktrack_session_list)
+/*
+ * KTRACK_FEAT_SNAPSHOT: take the snapshot a SNAPSHOT action made (see
+ * docs/UAPI.md, "Snapshots"): the records of every CPU up to the moment,
+ * each CPU's part led by a LOST record (KTRACK_LOST_OVERWRITTEN) counting
+ * what its ring no longer held, as read() returns them.  0, and the slot
+ * is free for the next snapshot; ENOENT none; EAGAIN one is being copied;
+ * ENOSPC buf_len too small (buf_len out: the bytes needed, the snapshot
+ * stays); EFAULT (it stays too).
+ */
+struct ktrack_snapshot {
+	__u32 size;
+	__u32 probe_id;		/* out: the probe whose action took it */
+	__u64 buf_ptr;		/* in: user buffer for the records */
+	__u64 buf_len;		/* in: its bytes; out: the records' bytes */
+	__u64 ts;		/* out: the moment (session clock): records up to it */
+	__u64 nth;		/* out: the action's turn (its trigger record's nth) */
+	__u64 seq;		/* out: snapshots this session took, this one included */
+	__u64 missed;		/* out: actions that found the slot taken, or no memory */
+	__u64 records;		/* out: records in the buffer (LOST records included) */
+};
+#define KTRACK_IOC_SNAPSHOT_GET	 _IOWR(KTRACK_IOC_MAGIC, 0x0b, struct ktrack_snapshot)
 /* read(2), write(2) and poll(2) on a session fd: docs/UAPI.md. */
 #define KTRACK_MARKER_MAX	4000
 #define KTRACK_DEFAULT_SESSION	"default"
@@ -443,13 +469,18 @@ struct ktrack_probe_desc {
  * record (KTRACK_STATS_F_TRIG_STOPPED; START ioctl or a START action
  * resumes it); START resumes it before this hit's record; STACK adds this
  * hit's kernel stack (stack_depth frames, KTRACK_ACT_STACK_DEPTH when 0).
- * STOP and START write a KTRACK_REC_TRIGGER record.  count: times it acts,
- * 0 = always.
+ * SNAPSHOT (KTRACK_FEAT_SNAPSHOT, overwrite-mode sessions only) has the
+ * kernel copy the rings' records up to this hit aside, while recording
+ * goes on; KTRACK_IOC_SNAPSHOT_GET takes the copy.  One is held at a time:
+ * an action that finds it not taken yet is counted missed.
+ * STOP, START and SNAPSHOT write a KTRACK_REC_TRIGGER record.  count:
+ * times it acts, 0 = always.
  */
 #define KTRACK_ACT_STOP		1
 #define KTRACK_ACT_START	2
 #define KTRACK_ACT_STACK	3
-#define KTRACK_ACT_MAX		3
+#define KTRACK_ACT_SNAPSHOT	4
+#define KTRACK_ACT_MAX		4
 #define KTRACK_PROBE_MAX_ACTIONS 8
 #define KTRACK_ACT_STACK_DEPTH	32
 struct ktrack_probe_action {

@@ -754,4 +754,130 @@ TEST_F(desc, kernel_refusals_say_why)
 	EXPECT_EQ(-EOPNOTSUPP, id);
 }
 
+/* Records of 'type' (for a PROBE: of probe 'id') in a read() or snapshot buffer. */
+static int snap_count(const char *buf, size_t len, uint16_t type, uint32_t id, uint64_t *lost)
+{
+	size_t pos;
+	int n = 0;
+
+	for (pos = 0; pos + sizeof(struct ktrack_rec_hdr) <= len;) {
+		const struct ktrack_rec_hdr *h = (const struct ktrack_rec_hdr *)(buf + pos);
+
+		if (h->len < sizeof(*h) || pos + h->len > len)
+			return -1;
+		if (h->type == KTRACK_REC_LOST && lost)
+			*lost += ((const struct ktrack_rec_lost *)(h + 1))->count;
+		if (h->type == type &&
+		    (type != KTRACK_REC_PROBE || ((const struct ktrack_rec_probe *)(h + 1))->probe_id == id))
+			n++;
+		pos += h->len;
+	}
+	return n;
+}
+
+/* Waits (up to 5 s) until the session's snapshot is ready. */
+static bool snap_wait_ready(int fd)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		struct ktrack_stats st = { .size = sizeof(st) };
+
+		if (ioctl(fd, KTRACK_IOC_GET_STATS, &st) == 0 && (st.flags & KTRACK_STATS_F_SNAP_READY))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+TEST_F(desc, snapshot_copies_up_to_the_hit_and_validates)
+{
+	struct ktrack_config c = { .size = sizeof(c), .buf_pages = 4, .mode = KTRACK_MODE_OVERWRITE };
+	struct ktrack_snapshot sn = { .size = sizeof(sn) };
+	struct ktrack_probe_add res = { 0 };
+	struct ktrack_rec_trigger *t;
+	size_t len, pos;
+	uint64_t lost = 0;
+	char *buf;
+	void *blob;
+	int fd, triggers = 0;
+
+	blob = pt_compile("p:sn ktrack_tpt_add => snapshot", NULL, &len, self->out, sizeof(self->out));
+	ASSERT_NE(NULL, blob) TH_LOG("%s", self->out);
+	/* a discard session cannot hold snapshots: refused, nothing armed */
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, blob, len, NULL));
+	fd = open("/dev/ktrack", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_SET_CONFIG, &c));
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_START));
+	ASSERT_EQ(0, pt_add_blob(fd, blob, len, &res));
+	free(blob);
+	/* nothing to take yet; a short struct is refused */
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(ENOENT, errno);
+	sn.size = 8;
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(EINVAL, errno);
+	sn.size = sizeof(sn);
+
+	/* three hits: the first takes the slot, the two after find it held */
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	ASSERT_TRUE(snap_wait_ready(fd));
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_LT(0, sn.buf_len);
+	buf = malloc(sn.buf_len);
+	ASSERT_NE(NULL, buf);
+	/* a bad buffer: EFAULT, and the snapshot stays */
+	sn.buf_ptr = 8;
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(EFAULT, errno);
+	sn.buf_ptr = (uintptr_t)buf;
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1, sn.seq);
+	EXPECT_EQ(1, sn.nth);
+	EXPECT_EQ(2, sn.missed);
+	EXPECT_EQ(res.id, sn.probe_id);
+	EXPECT_EQ(1, snap_count(buf, sn.buf_len, KTRACK_REC_PROBE, res.id, &lost));
+	EXPECT_EQ(1, snap_count(buf, sn.buf_len, KTRACK_REC_TRIGGER, 0, NULL));
+	EXPECT_EQ(2, sn.records);
+	EXPECT_EQ(0, lost);
+	free(buf);
+	/* taken: the slot is free */
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(ENOENT, errno);
+
+	/* the next hit: a copy of all four hits, and nothing was consumed */
+	ASSERT_EQ(0, pt_cmd("call 1", 0));
+	ASSERT_TRUE(snap_wait_ready(fd));
+	memset(&sn, 0, sizeof(sn));
+	sn.size = sizeof(sn);
+	buf = malloc(65536);
+	ASSERT_NE(NULL, buf);
+	sn.buf_ptr = (uintptr_t)buf;
+	sn.buf_len = 65536;
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(2, sn.seq);
+	EXPECT_EQ(4, sn.nth);
+	EXPECT_EQ(4, snap_count(buf, sn.buf_len, KTRACK_REC_PROBE, res.id, NULL));
+	EXPECT_EQ(2, snap_count(buf, sn.buf_len, KTRACK_REC_TRIGGER, 0, NULL));
+	len = pt_drain(fd, buf, 65536);
+	EXPECT_EQ(4, pt_count(buf, len, res.id, 0));
+	for (pos = 0; pos + sizeof(struct ktrack_rec_hdr) <= len;) {
+		struct ktrack_rec_hdr *h = (struct ktrack_rec_hdr *)(buf + pos);
+
+		if (h->len < sizeof(*h))
+			break;
+		if (h->type == KTRACK_REC_TRIGGER) {
+			t = (struct ktrack_rec_trigger *)(h + 1);
+			EXPECT_EQ(KTRACK_ACT_SNAPSHOT, t->action);
+			triggers++;
+		}
+		pos += h->len;
+	}
+	EXPECT_EQ(2, triggers);
+	free(buf);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

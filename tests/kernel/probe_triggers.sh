@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # probe_triggers - a probe's actions ('=> stop', '=> start', '=> stack',
-# each with ':N') and the flight recorder ('record --flight SIZE'), end to
+# '=> snapshot', each with ':N') and the flight recorder ('record --flight
+# SIZE'), end to
 # end in the test VM against ktrack_test_probe_target, whose "bench N"
 # calls ktrack_tpt_bench(i, 0x1234) for i = 0..N-1 and "sleep MS" calls
 # ktrack_tpt_sleep(MS) once: exact counts of what is kept, the trigger
@@ -59,7 +60,7 @@ for l in sys.stdin:
     elif ev in ("x", "on", "off"):
         c["x"] += 1
     elif ev == "trigger":
-        c[f["action"]] += 1
+        c[f["action"]] = c.get(f["action"], 0) + 1
         nth.append("%s%d" % (f["action"], f["nth"]))
     elif ev == "lost":
         c["lost"] += f["count"]
@@ -180,6 +181,73 @@ else
 	notok "record --flight starts" "$(cat "$T/fl.out")"
 fi
 
+# ---- => snapshot: a copy of the history up to the hit, saved while recording goes on
+if run_record snap --flight 1M "$B" 'p:x ktrack_tpt_sleep => snapshot:1'; then
+	taskset -c 0 sh -c "echo 'bench 300' >$PROC; echo 'sleep 1' >$PROC; echo 'bench 200' >$PROC"
+	if wait_line "$T/snap.out" "^snapshot 1 " && kill -0 $rec 2>/dev/null; then
+		ok "the snapshot is saved while recording goes on"
+	else
+		notok "the snapshot is saved while recording goes on" "$(cat "$T/snap.out")"
+	fi
+	echo "sleep 1" >"$PROC"	# snapshot:1 is used up
+	kill -INT $rec
+	wait $rec
+	c=$(counts "$T/snap.snap1.ktr")
+	case "$c" in
+	"b=300 x=1 stop=0 start=0 stack=0 stacks=0 lost=0 snapshot=1 first=0 last=299 gaps=0 nth=snapshot1")
+		ok "=> snapshot: the copy holds exactly the 300 calls before the hit, the hit and its trigger record" ;;
+	*) notok "=> snapshot: the copy holds exactly the 300 calls before the hit, the hit and its trigger record" "$c" ;;
+	esac
+	c=$(counts "$T/snap.ktr")
+	case "$c" in
+	"b=500 x=2 stop=0 start=0 stack=0 stacks=0 lost=0 snapshot=1 first=0 last=199 gaps=1 nth=snapshot1")
+		ok "the recording went on: all 500 calls and both hits, one snapshot (':1')" ;;
+	*) notok "the recording went on: all 500 calls and both hits, one snapshot (':1')" "$c" ;;
+	esac
+	grep -q "^1 snapshot saved$" "$T/snap.out" && ok "record says how many snapshots it saved" ||
+		notok "record says how many snapshots it saved" "$(cat "$T/snap.out")"
+else
+	notok "record with '=> snapshot' starts" "$(cat "$T/snap.out")"
+fi
+
+# ---- => snapshot over an overwritten ring: kept + lost = produced -------------
+if run_record snapo --flight 64K "$B" 'p:x ktrack_tpt_sleep => snapshot'; then
+	taskset -c 0 sh -c "echo 'bench 20000' >$PROC; echo 'sleep 1' >$PROC"
+	wait_line "$T/snapo.out" "^snapshot 1 "
+	kill -INT $rec
+	wait $rec
+	c=$(counts "$T/snapo.snap1.ktr")
+	read -r kept lost last gaps <<<"$(echo "$c" | sed -E 's/.*b=([0-9]+).*lost=([0-9]+) snapshot=1 first=[0-9]+ last=([0-9]+) gaps=([0-9]+).*/\1 \2 \3 \4/')"
+	if [ "${last:-}" = 19999 ] && [ "${gaps:-1}" = 0 ] && [ "$((kept + lost))" = 20000 ] &&
+		[ "$kept" -gt 100 ] && [ "$kept" -lt 20000 ]; then
+		ok "snapshot of a 64K flight ring: the newest $kept of 20000 calls, the $lost before counted lost"
+	else
+		notok "snapshot of a 64K flight ring: the newest calls, kept + lost = 20000" "$c"
+	fi
+else
+	notok "record --flight 64K with '=> snapshot' starts" "$(cat "$T/snapo.out")"
+fi
+
+# ---- one snapshot held at a time: the others are counted missed ---------------
+if run_record snapm --flight 1M 'p:b ktrack_tpt_bench i=$arg1:u32 if i < 3 => snapshot'; then
+	echo "bench 10" >"$PROC"	# i = 0 takes it, 1 and 2 find it held
+	wait_line "$T/snapm.out" "^snapshot 1 "
+	echo "bench 10" >"$PROC"	# the slot is free again: i = 0 takes it
+	wait_line "$T/snapm.out" "^snapshot 2 "
+	kill -INT $rec
+	wait $rec
+	c=$(counts "$T/snapm.snap2.ktr")
+	case "$c" in
+	"b=4 x=0 stop=0 start=0 stack=0 stacks=0 lost=0 snapshot=2 first=0 last=0 gaps=1 nth=snapshot1,snapshot4")
+		ok "the second snapshot holds the first run's 3 hits and the hit that took it (turn 4)" ;;
+	*) notok "the second snapshot holds the first run's 3 hits and the hit that took it (turn 4)" "$c" ;;
+	esac
+	grep -q "^2 snapshots saved, 4 missed" "$T/snapm.out" && ok "record counts the 4 snapshots missed" ||
+		notok "record counts the 4 snapshots missed" "$(cat "$T/snapm.out")"
+else
+	notok "record with a busy '=> snapshot' starts" "$(cat "$T/snapm.out")"
+fi
+
 # ---- bad input: clear errors, nothing armed ------------------------------------
 before=$(grep -c ktrack_tpt "$KL" 2>/dev/null)
 expect_fail "an unknown action is refused with a caret" 1 "unknown action 'halt'" \
@@ -196,6 +264,16 @@ expect_fail "--flight with --mode discard is refused" 1 "leave out --buffer-page
 	"$K" record -o "$T/bad.ktr" -d 1s --flight 1M --mode discard "$B"
 expect_fail "--flight with a bad size is refused" 1 "expected a size" \
 	"$K" record -o "$T/bad.ktr" -d 1s --flight 12Q "$B"
+expect_fail "'=> snapshot' without --flight is refused" 1 "add --flight SIZE" \
+	"$K" record -o "$T/bad.ktr" -d 1s "$B => snapshot"
+expect_fail "'=> snapshot' with -o - is refused" 1 "give -o FILE" \
+	"$K" record -o - -d 1s --flight 1M "$B => snapshot"
+expect_fail "'=> snapshot' in trace is refused" 1 "use 'ktrackctl record --flight SIZE -o FILE'" \
+	"$K" trace -d 1s "$B => snapshot"
+"$K" session create snapd >/dev/null
+expect_fail "'=> snapshot' on a discard-mode named session is refused by the kernel, with the fix" 2 \
+	"needs a session in overwrite mode" "$K" probe add -s snapd "$B => snapshot"
+"$K" session destroy snapd >/dev/null
 after=$(grep -c ktrack_tpt "$KL" 2>/dev/null)
 [ "$before" = "$after" ] && ok "nothing left armed by the refusals" || notok "nothing left armed by the refusals" "$before -> $after"
 

@@ -55,7 +55,7 @@
 static atomic_ulong progress[MAX_THREADS];
 static atomic_int current_op[MAX_THREADS];
 static pid_t tids[MAX_THREADS];
-static atomic_ulong op_calls[32], op_ok[32];
+static atomic_ulong op_calls[64], op_ok[64];
 static atomic_ulong errno_seen[256];
 static atomic_ulong bad_errno;
 static atomic_int bad_errno_example_op = -1, bad_errno_example = 0;
@@ -63,16 +63,18 @@ static atomic_int bad_errno_example_op = -1, bad_errno_example = 0;
 enum {
 	OP_VERSION, OP_SET_CONFIG, OP_GET_CONFIG, OP_START, OP_STOP, OP_FLUSH,
 	OP_STATS, OP_SESS_CREATE, OP_SESS_ATTACH, OP_SESS_DESTROY, OP_SESS_LIST,
-	OP_PROBE_ADD, OP_PROBE_DEL, OP_PROBE_LIST, OP_PROBE_GET, OP_PROBE_PROFILE, OP_STACK,
+	OP_PROBE_ADD, OP_PROBE_DEL, OP_PROBE_LIST, OP_PROBE_GET, OP_PROBE_PROFILE, OP_STACK, OP_SNAPSHOT,
 	OP_OBJ_CONFIG, OP_OBJ_SOURCE, OP_OBJ_TRACK, OP_OBJ_UNTRACK, OP_OBJ_ENABLE,
 	OP_OBJ_DISABLE, OP_OBJ_STATS, OP_OBJ_QUERY, OP_UNKNOWN,
 	OP_MMAP, OP_MUNMAP, OP_READ, OP_WRITE, OP_POLL, OP_REOPEN, NR_OPS
 };
 
+_Static_assert(NR_OPS <= 64, "op_calls[] and op_ok[] hold 64 ops");
+
 static const char *const op_names[NR_OPS] = {
 	"VERSION", "SET_CONFIG", "GET_CONFIG", "START", "STOP", "FLUSH",
 	"GET_STATS", "SESSION_CREATE", "SESSION_ATTACH", "SESSION_DESTROY",
-	"SESSION_LIST", "PROBE_ADD", "PROBE_DEL", "PROBE_LIST", "PROBE_GET", "PROBE_PROFILE", "STACK_*",
+	"SESSION_LIST", "PROBE_ADD", "PROBE_DEL", "PROBE_LIST", "PROBE_GET", "PROBE_PROFILE", "STACK_*", "SNAPSHOT_GET",
 	"OBJ_CONFIG", "OBJ_ADD_SOURCE", "OBJ_TRACK", "OBJ_UNTRACK", "OBJ_ENABLE",
 	"OBJ_DISABLE", "OBJ_GET_STATS", "OBJ_QUERY", "unknown ioctl",
 	"mmap", "munmap", "read", "write", "poll", "close+reopen",
@@ -84,7 +86,7 @@ static const int op_weight[NR_OPS] = {
 	[OP_STOP] = 5, [OP_FLUSH] = 3, [OP_STATS] = 5, [OP_SESS_CREATE] = 3,
 	[OP_SESS_ATTACH] = 3, [OP_SESS_DESTROY] = 2, [OP_SESS_LIST] = 3,
 	[OP_PROBE_ADD] = 10, [OP_PROBE_DEL] = 4, [OP_PROBE_LIST] = 3, [OP_PROBE_GET] = 3,
-	[OP_PROBE_PROFILE] = 3, [OP_STACK] = 2,
+	[OP_PROBE_PROFILE] = 3, [OP_STACK] = 2, [OP_SNAPSHOT] = 3,
 	[OP_OBJ_CONFIG] = 5, [OP_OBJ_SOURCE] = 3, [OP_OBJ_TRACK] = 3, [OP_OBJ_UNTRACK] = 2,
 	[OP_OBJ_ENABLE] = 2, [OP_OBJ_DISABLE] = 2, [OP_OBJ_STATS] = 2, [OP_OBJ_QUERY] = 2,
 	[OP_UNKNOWN] = 4, [OP_MMAP] = 4, [OP_MUNMAP] = 3, [OP_READ] = 6, [OP_WRITE] = 4,
@@ -138,6 +140,7 @@ static int run_op(struct rng *r, int op)
 	case OP_PROBE_GET: return op_probe_get(r, fd);
 	case OP_PROBE_PROFILE: return op_probe_profile(r, fd);
 	case OP_STACK: return op_stack(r, fd);
+	case OP_SNAPSHOT: return op_snapshot(r, fd);
 	case OP_OBJ_CONFIG: return op_obj_config(r, fd);
 	case OP_OBJ_SOURCE: return op_obj_source(r, fd);
 	case OP_OBJ_TRACK: return op_obj_addr(r, fd, KTRACK_IOC_OBJ_TRACK);
@@ -211,6 +214,8 @@ static const char *const corpus_specs[] = {
 	"t:fz sched/sched_switch",
 	"p:fz __x64_sys_getppid cpu=$cpu pid=$comm",
 	"p:fz vfs_read s=$stack1:x64 a=+8(+0($arg1)):x64 if (s > 1 && s < 100000) || !(cpu == 0)",
+	/* accepted on overwrite-mode sessions only: copies taken while others read and reconfigure */
+	"p:fz vfs_write => snapshot stack:2",
 };
 
 static void build_corpus(void)

@@ -520,6 +520,20 @@ static int op_probe_profile(struct rng *r, int fd)
 }
 
 /*
+ * SNAPSHOT_GET with mutated sizes and pointers, and buffers too small:
+ * a snapshot that stays must be taken whole later, one that faults stays.
+ */
+static int op_snapshot(struct rng *r, int fd)
+{
+	static char buf[1 << 20];
+	struct ktrack_snapshot s = { .size = sizeof(s) };
+
+	s.buf_len = chance(r, 70) ? sizeof(buf) : below(r, 4096);
+	s.buf_ptr = (uintptr_t)mutate_ptr(r, buf, sizeof(buf));
+	return send_mutated(r, fd, KTRACK_IOC_SNAPSHOT_GET, &s, sizeof(s), 3, &s.buf_ptr);
+}
+
+/*
  * The stack tracer: START with filters that hook a few functions, none, or
  * are malformed (never "": every function would slow the guest for
  * seconds per START), STOP, GET with mutated sizes and pointers.

@@ -59,6 +59,23 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
     }
   }
   o.end_on_trigger_stop = stop && !start;
+  // A named session keeps its own mode (the kernel refuses a discard one).
+  if (has_snapshot_action(o.specs) && o.session.empty() && !o.flight_bytes &&
+      o.mode.value_or(KTRACK_MODE_DISCARD) != KTRACK_MODE_OVERWRITE)
+    throw ktrack::UsageError(
+        "'=> snapshot' copies the history a flight recorder keeps: add --flight SIZE (e.g. --flight 64M)");
+}
+
+bool has_snapshot_action(const std::vector<std::string> &specs) {
+  for (const auto &s : specs) {
+    try {
+      for (const auto &a : ktrack::parse_probe_spec(s).actions)
+        if (a.type == KTRACK_ACT_SNAPSHOT) return true;
+    } catch (const ktrack::UsageError &) {
+      // not a probe spec, or a bad one: reported when attached
+    }
+  }
+  return false;
 }
 
 void start_capture(ktrack::Capture &cap, const std::string &what) {

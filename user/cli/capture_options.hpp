@@ -30,6 +30,9 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f);
 // Validates and copies the flags; throws ktrack::UsageError.
 void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o);
 
+// Does some probe spec carry a '=> snapshot' action?
+bool has_snapshot_action(const std::vector<std::string> &specs);
+
 // Starts recording, then shows what was attached ("probe x (id 1): kprobe,
 // armed") and 'what' ("recording to FILE") on stderr: once such a line is
 // out, every hit is recorded or counted lost.  'what' empty: no such line.

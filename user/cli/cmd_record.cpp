@@ -64,6 +64,11 @@ const Command trace_cmd(30, [](CLI::App &app) {
       "  sudo ktrackctl trace -s default --json -d 5s\n"
       "  sudo ktrackctl trace -c bash -C 0 --mode overwrite");
   cmd->callback([o] {
+    if (has_snapshot_action(o->cap.specs))
+      throw ktrack::UsageError(
+          "'=> snapshot' saves copies to files: use 'ktrackctl record --flight SIZE -o FILE' (each copy goes "
+          "to "
+          "FILE.snapN.ktr)");
     apply_capture_flags(o->flags, o->cap);
     CommandUnderCapture command;
     ktrack::StopSignals signals;
@@ -147,16 +152,38 @@ const Command record_cmd(31, [](CLI::App &app) {
       "  sudo ktrackctl record -o trace.ktrack\n"
       "  sudo ktrackctl record -o drv.ktrack 'f:drv mydrv:*%both' -- insmod mydrv.ko\n"
       "  sudo ktrackctl record -o trace.ktrack -d 10s --buffer-pages 1024\n"
-      "  sudo ktrackctl record -s mysession -o trace.ktrack -p 1234");
+      "  sudo ktrackctl record -s mysession -o trace.ktrack -p 1234\n"
+      "A probe's '=> snapshot' action (with --flight) has the kernel copy the history up to\n"
+      "that hit aside while recording goes on; each copy is saved as FILE.snapN.ktr.\n"
+      "  sudo ktrackctl record --flight 64M -o run.ktr 'r:bad mydrv:submit ret=$retval:s32 if ret < 0 => "
+      "snapshot'");
   cmd->callback([o] {
     apply_capture_flags(o->flags, o->cap);
+    const bool snapshots = has_snapshot_action(o->cap.specs);
+    if (snapshots && o->output == "-")
+      throw ktrack::UsageError(
+          "'=> snapshot' saves each copy next to the output file: give -o FILE, not -o -");
     CommandUnderCapture command;
     ktrack::StopSignals signals;
     const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
-    ktrack::Capture cap(o->cap);
     const ktrack::RecordCodec codec = o->no_compress || o->compress == "none" ? ktrack::RecordCodec::None
                                       : o->compress == "zstd"                 ? ktrack::RecordCodec::Zstd
                                                                               : ktrack::RecordCodec::Lz4;
+    // Each snapshot to FILE.snapN.ktr as it comes, while recording goes on.
+    ktrack::Capture *capture = nullptr;
+    uint64_t nr_snapshots = 0, snapshots_missed = 0;
+    if (snapshots)
+      o->cap.on_snapshot = [&](ktrack::Snapshot &&snap) {
+        const std::string path = ktrack::snapshot_path(o->output, snap.seq);
+        const uint64_t n = ktrack::write_snapshot(*capture, path, kallsyms, codec, snap);
+        nr_snapshots++;
+        snapshots_missed = snap.missed;
+        if (!o->quiet)
+          fmt::print(stderr, "{}snapshot {} (probe id {}, turn {}): {} records to {}\n",
+                     ::isatty(STDERR_FILENO) ? "\r\033[K" : "", snap.seq, snap.probe_id, snap.nth, n, path);
+      };
+    ktrack::Capture cap(o->cap);
+    capture = &cap;
     ktrack::Recorder writer(cap, o->output, kallsyms, codec);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
@@ -192,6 +219,13 @@ const Command record_cmd(31, [](CLI::App &app) {
       if (cap.status().after_count)
         fmt::print(stderr, "--count reached: {} more records produced before the stop were not written\n",
                    cap.status().after_count);
+      if (snapshots)
+        fmt::print(stderr, "{} snapshot{} saved{}\n", nr_snapshots, nr_snapshots == 1 ? "" : "s",
+                   snapshots_missed
+                       ? fmt::format(", {} missed (each came while the one before was still being copied or "
+                                     "saved, or found no memory)",
+                                     snapshots_missed)
+                       : std::string());
       if (cap.status().trigger_stopped)
         fmt::print(stderr,
                    "a probe's '=> stop' action ended the recording (its trigger record marks the moment)\n");

@@ -198,8 +198,12 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
         counted_out = true;
     }
   };
-  const bool check_trigger =
-      opts_.end_on_trigger_stop && (session_->device().version().features & KTRACK_FEAT_TRIGGERS);
+  const uint64_t features = session_->device().version().features;
+  const bool check_trigger = opts_.end_on_trigger_stop && (features & KTRACK_FEAT_TRIGGERS);
+  const bool check_snapshot = opts_.on_snapshot && (features & KTRACK_FEAT_SNAPSHOT);
+  auto take_snapshot = [&] {
+    if (auto snap = session_->take_snapshot()) opts_.on_snapshot(std::move(*snap));
+  };
   while (!stop.load(std::memory_order_relaxed) && !counted_out) {
     auto now = clock::now();
     int wait_ms = 100;
@@ -216,9 +220,13 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       reader.drain(push);
       emit();
     }
-    if (check_trigger && session_->trigger_stopped()) {
-      status_.trigger_stopped = true;
-      break;
+    if (check_trigger || check_snapshot) {
+      const uint32_t flags = session_->stats_flags();
+      if (check_snapshot && (flags & KTRACK_STATS_F_SNAP_READY)) take_snapshot();
+      if (check_trigger && (flags & KTRACK_STATS_F_TRIG_STOPPED)) {
+        status_.trigger_stopped = true;
+        break;
+      }
     }
     now = clock::now();
     if (on_tick && now >= next_tick) {
@@ -238,6 +246,12 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
   detach();
   session_->flush();
   if (started_) session_->stop();
+  if (check_snapshot) {
+    // A snapshot asked for before the stop: its copy takes milliseconds.
+    for (int i = 0; i < 1000 && (session_->stats_flags() & KTRACK_STATS_F_SNAP_PENDING); i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    take_snapshot();
+  }
   while (reader.drain(push) > 0) {
   }
   emit();

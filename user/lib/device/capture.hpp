@@ -82,6 +82,10 @@ struct CaptureOptions {
   // End the run when a probe's stop action paused the session (record's
   // default when no probe has a start action).
   bool end_on_trigger_stop = false;
+  // Called with each snapshot a probe's '=> snapshot' action made, as it
+  // becomes ready (within 100 ms) while recording goes on, and with the
+  // last one after the stop.  Unset: snapshots stay in the kernel.
+  std::function<void(Snapshot &&)> on_snapshot;
   std::vector<std::string> specs;  // positional arguments for the setup hooks
 };
 

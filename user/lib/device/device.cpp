@@ -36,6 +36,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_PROFILE, "profile"},
       {KTRACK_FEAT_STACK_TRACER, "stack-tracer"},
       {KTRACK_FEAT_DUMP_ON_OOPS, "dump-on-oops"},
+      {KTRACK_FEAT_SNAPSHOT, "snapshot"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstring>
+
+#include "format/merge.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -35,6 +38,40 @@ TraceMeta meta_of(Capture &cap) {
 
 Recorder::Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec)
     : cap_(cap), writer_(path, meta_of(cap), cap.schemas(), kallsyms, codec) {}
+
+uint64_t write_snapshot(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec,
+                        const Snapshot &snap) {
+  TraceMeta meta = meta_of(cap);
+  meta.extra["snapshot"] = std::to_string(snap.seq);
+  meta.extra["snapshot_ts"] = std::to_string(snap.ts);
+  meta.extra["snapshot_nth"] = std::to_string(snap.nth);
+  meta.extra["snapshot_probe_id"] = std::to_string(snap.probe_id);
+  TraceWriter w(path, meta, cap.schemas(), kallsyms, codec);
+  RecordMerger merger;
+  const std::vector<uint8_t> &b = snap.records;
+  for (size_t off = 0; off + sizeof(ktrack_rec_hdr) <= b.size();) {
+    ktrack_rec_hdr h;
+    std::memcpy(&h, b.data() + off, sizeof(h));
+    if (h.len < sizeof(h) || h.len % KTRACK_REC_ALIGN || off + h.len > b.size())
+      throw Error(fmt::format("snapshot {}: a malformed record at byte {} (len {})", snap.seq, off, h.len));
+    merger.push(std::span<const uint8_t>(b.data() + off, h.len));
+    off += h.len;
+  }
+  std::span<const uint8_t> rec;
+  while (merger.pop(rec)) w.write_records(rec);
+  const uint64_t n = w.records();
+  w.finish(fmt::format("snapshot={}\nrecords={}\nlost={}\n", snap.seq, n, w.lost()));
+  return n;
+}
+
+std::string snapshot_path(const std::string &output, uint64_t seq) {
+  for (const char *ext : {".ktr", ".ktrack"}) {
+    const std::string e = ext;
+    if (output.size() > e.size() && output.compare(output.size() - e.size(), e.size(), e) == 0)
+      return fmt::format("{}.snap{}{}", output.substr(0, output.size() - e.size()), seq, e);
+  }
+  return fmt::format("{}.snap{}", output, seq);
+}
 
 void Recorder::finish() {
   std::string totals;

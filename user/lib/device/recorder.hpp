@@ -35,4 +35,14 @@ class Recorder {
   TraceWriter writer_;
 };
 
+// A probe's '=> snapshot' copy saved as a trace file of its own: the
+// capture's header (plus snapshot=SEQ, snapshot_ts, snapshot_nth and
+// snapshot_probe_id), schemas and kallsyms, its records merged by
+// timestamp.  Returns the records written (LOST records included).
+uint64_t write_snapshot(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec,
+                        const Snapshot &snap);
+// Where snapshot SEQ of a recording to 'output' goes: "crash.ktr" ->
+// "crash.snap1.ktr" (also .ktrack), anything else gets ".snap1" appended.
+std::string snapshot_path(const std::string &output, uint64_t seq);
+
 }  // namespace ktrack

@@ -295,12 +295,44 @@ uint32_t Session::nr_cpus() const {
   return s.nr_cpus;
 }
 
-bool Session::trigger_stopped() const {
+bool Session::trigger_stopped() const { return stats_flags() & KTRACK_STATS_F_TRIG_STOPPED; }
+
+uint32_t Session::stats_flags() const {
   ktrack_stats s{};
   s.size = sizeof(s);
   int rc = dev_.ioctl_raw(KTRACK_IOC_GET_STATS, &s);
   if (rc < 0) throw SysError("read the session statistics", -rc);
-  return s.flags & KTRACK_STATS_F_TRIG_STOPPED;
+  return s.flags;
+}
+
+std::optional<Snapshot> Session::take_snapshot() {
+  Snapshot snap;
+  for (;;) {
+    ktrack_snapshot req{};
+    req.size = sizeof(req);
+    req.buf_ptr = reinterpret_cast<uintptr_t>(snap.records.data());
+    req.buf_len = snap.records.size();
+    int rc = dev_.ioctl_raw(KTRACK_IOC_SNAPSHOT_GET, &req);
+    if (rc == -ENOENT || rc == -EAGAIN) return std::nullopt;
+    if (rc == -ENOSPC && req.buf_len > snap.records.size()) {
+      snap.records.resize(req.buf_len);  // the size it needs now; it stays until taken
+      continue;
+    }
+    if (rc == -ENOTTY)
+      throw Error(
+          "cannot take a snapshot: this ktrack.ko has no snapshots ('ktrackctl version' lists 'snapshot' "
+          "among "
+          "the features): load the module built with this ktrackctl");
+    if (rc < 0) throw SysError("take the session's snapshot", -rc);
+    snap.records.resize(req.buf_len);
+    snap.ts = req.ts;
+    snap.nth = req.nth;
+    snap.seq = req.seq;
+    snap.missed = req.missed;
+    snap.count = req.records;
+    snap.probe_id = req.probe_id;
+    return snap;
+  }
 }
 
 bool Session::write_marker(std::string_view text) {

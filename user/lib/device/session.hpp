@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,19 @@ struct SessionStats {
   uint64_t total_wakeups() const;
   // A probe's stop action paused recording (KTRACK_STATS_F_TRIG_STOPPED).
   bool trigger_stopped = false;
+};
+
+// A copy of the rings made by a probe's '=> snapshot' action
+// (KTRACK_IOC_SNAPSHOT_GET): every CPU's records up to the moment, each
+// CPU's part led by a LOST record counting what its ring no longer held.
+struct Snapshot {
+  std::vector<uint8_t> records;  // whole records, CPU by CPU, as read() returns them
+  uint64_t ts = 0;               // the moment (session clock)
+  uint64_t nth = 0;              // the action's turn (its trigger record's nth)
+  uint64_t seq = 0;              // snapshots the session took, this one included
+  uint64_t missed = 0;           // actions that found the previous one not taken (or no memory)
+  uint64_t count = 0;            // records in 'records'
+  uint32_t probe_id = 0;
 };
 
 // One entry of Session::list().
@@ -102,6 +116,12 @@ class Session {
   // Has a probe's stop action paused recording since the last start?  (One
   // ioctl, no per-CPU counters; false on a module without triggers.)
   bool trigger_stopped() const;
+  // KTRACK_STATS_F_* now (one ioctl): a stop action paused it, a snapshot
+  // is being copied or waits to be taken.  0 on a module without them.
+  uint32_t stats_flags() const;
+  // Takes the snapshot that waits (the slot is then free for the next);
+  // nullopt when none is ready.
+  std::optional<Snapshot> take_snapshot();
   // Inserts a KTRACK_REC_MARKER record (returns false when it was dropped
   // because the buffer is full; throws when not running or too long).
   bool write_marker(std::string_view text);

@@ -238,12 +238,14 @@ std::vector<Schema> builtin_schemas() {
        fd("init_base", F::X64, 24, 8), fd("init_size", F::U64, 32, 8),
        fd("name", F::String, 40, KTRACK_MODULE_NAME_MAX)}));
   // A probe's action ran (=> stop/start/stack): marks the moment.
-  v.push_back(
-      make_schema(KTRACK_REC_TRIGGER, "trigger",
-                  {fd("probe_id", F::U32, 0, 4),
-                   fd("action", F::U16, 4, 2, {},
-                      {{KTRACK_ACT_STOP, "stop"}, {KTRACK_ACT_START, "start"}, {KTRACK_ACT_STACK, "stack"}}),
-                   fd("nth", F::U64, 8, 8)}));
+  v.push_back(make_schema(KTRACK_REC_TRIGGER, "trigger",
+                          {fd("probe_id", F::U32, 0, 4),
+                           fd("action", F::U16, 4, 2, {},
+                              {{KTRACK_ACT_STOP, "stop"},
+                               {KTRACK_ACT_START, "start"},
+                               {KTRACK_ACT_STACK, "stack"},
+                               {KTRACK_ACT_SNAPSHOT, "snapshot"}}),
+                           fd("nth", F::U64, 8, 8)}));
   // (the symbols themselves are the Symbolizer's: not printed as bytes)
   v.push_back(make_schema(KTRACK_REC_MODULE_SYMS, "module_syms",
                           {fd("text_base", F::X64, 0, 8), fd("nr", F::U32, 8, 4)}));

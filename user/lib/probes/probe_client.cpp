@@ -63,6 +63,13 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
         "cannot add probe '{}': the kernel rejected {} (a ktrack.ko older than f MOD:GLOB, or ktrackctl "
         "and ktrack.ko are out of sync? rebuild both)",
         spec.name, t);
+  for (const auto &a : spec.actions)
+    if (a.type == KTRACK_ACT_SNAPSHOT && err == EINVAL)
+      return fmt::format(
+          "cannot add probe '{}': '=> snapshot' needs a session in overwrite mode (record --flight SIZE, or "
+          "'ktrackctl session create NAME --mode overwrite'), or a ktrack.ko with snapshots ('ktrackctl "
+          "version' lists 'snapshot')",
+          spec.name);
   if (!spec.actions.empty() && err == EINVAL)
     return fmt::format(
         "cannot add probe '{}': the kernel rejected it with its actions ('=> {}'): a ktrack.ko without "

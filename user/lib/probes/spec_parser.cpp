@@ -43,6 +43,8 @@ const char *action_name(uint16_t type) {
       return "start";
     case KTRACK_ACT_STACK:
       return "stack";
+    case KTRACK_ACT_SNAPSHOT:
+      return "snapshot";
     default:
       return "?";
   }
@@ -58,7 +60,8 @@ void Parser::parse_actions(size_t pos) {
     if (t_.compare(i, 2, "=>") == 0) {
       i += 2;
       while (i < t_.size() && std::isspace((unsigned char)t_[i])) i++;
-      if (i >= t_.size() || t_.compare(i, 2, "=>") == 0) err(i, "'=>' needs an action: stop, start or stack");
+      if (i >= t_.size() || t_.compare(i, 2, "=>") == 0)
+        err(i, "'=>' needs an action: stop, start, snapshot or stack");
     }
     size_t start = i;
     while (i < t_.size() && !std::isspace((unsigned char)t_[i]) && t_.compare(i, 2, "=>") != 0) i++;
@@ -72,9 +75,12 @@ void Parser::parse_actions(size_t pos) {
       a.type = KTRACK_ACT_START;
     else if (name == "stack")
       a.type = KTRACK_ACT_STACK;
+    else if (name == "snapshot")
+      a.type = KTRACK_ACT_SNAPSHOT;
     else
       err(start,
-          fmt::format("unknown action '{}': use stop, start or stack (each with an optional :N)", name));
+          fmt::format("unknown action '{}': use stop, start, snapshot or stack (each with an optional :N)",
+                      name));
     if (name.size() < word.size()) {
       auto n = parse_uint(word.substr(name.size() + 1));
       if (!n || *n == 0 || *n > UINT32_MAX)
