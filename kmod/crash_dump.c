@@ -51,6 +51,7 @@ static atomic_t kt_dumping = ATOMIC_INIT(0);
 static struct {
 	u32 off;
 	u16 len;
+	bool linked_tail;	/* the STACK of a linked pair: never shown without its PROBE */
 } kt_dump_recs[KT_DUMP_MAX_PER_CPU];
 static u8 kt_dump_copy[KTRACK_REC_MAX + 8] __aligned(8);
 /* the last probe name found (names are looked up without locks) */
@@ -149,6 +150,7 @@ static unsigned int kt_dump_ring(struct ktrack_session *s, struct ktrack_ring *r
 {
 	u64 head = READ_ONCE(r->pub_head), pos;
 	unsigned int n = 0, i, first, lines = 0;
+	bool after_linked = false;
 
 	/* overwrite: the oldest still present; discard: the unread ones */
 	pos = r->mode == KTRACK_MODE_OVERWRITE ? READ_ONCE(r->oldest) : READ_ONCE(r->ctrl->data_tail);
@@ -164,6 +166,8 @@ static unsigned int kt_dump_ring(struct ktrack_session *s, struct ktrack_ring *r
 		if (READ_ONCE(h->type) != KTRACK_REC_PAD && len >= sizeof(*h)) {
 			kt_dump_recs[n % max].off = off;
 			kt_dump_recs[n % max].len = len;
+			kt_dump_recs[n % max].linked_tail = after_linked;
+			after_linked = !after_linked && (READ_ONCE(h->flags) & KTRACK_RECF_LINKED);
 			n++;
 		}
 		pos += len;
@@ -174,6 +178,9 @@ static unsigned int kt_dump_ring(struct ktrack_session *s, struct ktrack_ring *r
 		u32 off = kt_dump_recs[(first + i) % max].off;
 		u16 len = kt_dump_recs[(first + i) % max].len;
 
+		/* the cut fell inside a pair: its STACK alone would name no probe */
+		if (!i && kt_dump_recs[first % max].linked_tail)
+			continue;
 		/* copied, then checked again: a writer may have reused the space */
 		memcpy(kt_dump_copy, r->data + off, len);
 		if (((struct ktrack_rec_hdr *)kt_dump_copy)->len != len)
