@@ -17,6 +17,7 @@ static const char *const kt_alloc_names[KT_ALLOC_NR] = {
 	[KT_ALLOC_SESSIONS] = "sessions",
 	[KT_ALLOC_RINGS] = "rings",
 	[KT_ALLOC_RING_PAGES] = "ring_pages",
+	[KT_ALLOC_SNAPSHOT_PAGES] = "snapshot_pages",
 	[KT_ALLOC_PROBES] = "probes",
 	[KT_ALLOC_OBJ_TABLES] = "obj_tables",
 };

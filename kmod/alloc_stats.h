@@ -18,6 +18,7 @@ enum kt_alloc_kind {
 	KT_ALLOC_RING_PAGES,	/* pages of rings: control + data */
 	KT_ALLOC_PROBES,	/* struct kt_probe */
 	KT_ALLOC_OBJ_TABLES,	/* objtrace tables (one per configured session) */
+	KT_ALLOC_SNAPSHOT_PAGES,	/* pages of snapshot copies held (snapshot.c) */
 	KT_ALLOC_NR
 };
 

@@ -189,7 +189,7 @@ static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (cmd == KTRACK_IOC_VERSION)
 		return ktrack_ioctl_version(uarg);
 	/*
-	 * Transport commands (0x01..0x0a) and the parts' ranges (0x20..0x2f
+	 * Transport commands (0x01..0x0b) and the parts' ranges (0x20..0x2f
 	 * probes, 0x30..0x3f object tracker) get the file's session.
 	 */
 	s = ktrack_file_session(f);

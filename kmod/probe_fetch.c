@@ -547,16 +547,19 @@ static notrace void kt_actions_after(struct kt_probe *p)
 	u64 nth;
 	u16 i;
 
+	/* SNAPSHOT first: a STOP of the same hit would refuse its trigger record */
 	for (i = 0; i < p->nr_actions; i++) {
 		struct kt_action *a = &p->actions[i];
 
-		if (a->type == KTRACK_ACT_SNAPSHOT) {
-			if (kt_action_take(a, &nth) && ktrack_snapshot_claim(s)) {
-				kt_trigger_rec(p, a->type, nth);
-				ktrack_snapshot_queue(s, p->id, nth);
-			}
-			continue;
+		if (a->type == KTRACK_ACT_SNAPSHOT && kt_action_take(a, &nth) &&
+		    ktrack_snapshot_claim(s)) {
+			kt_trigger_rec(p, a->type, nth);
+			ktrack_snapshot_queue(s, p->id, nth);
 		}
+	}
+	for (i = 0; i < p->nr_actions; i++) {
+		struct kt_action *a = &p->actions[i];
+
 		if (a->type != KTRACK_ACT_STOP || READ_ONCE(s->trig_off) ||
 		    !kt_action_take(a, &nth))
 			continue;

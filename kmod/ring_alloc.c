@@ -109,6 +109,7 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 	}
 	s->pages_charged = charged;
 	/* Release: every ring is filled before anyone sees the array. */
+	s->rings_gen++;	/* under mmap_lock: a snapshot's copy sees new rings */
 	smp_store_release(&s->rings, rings);
 	return 0;
 fail:

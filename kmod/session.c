@@ -34,7 +34,8 @@
 
 /*
  * Lock order: ktrack_sessions_mutex -> s->read_lock (SET_CONFIG) -> s->lock
- * -> s->mmap_lock -> ktrack_running_lock; kt_probe_lock (probe.c) and objtrace_mutex
+ * -> s->mmap_lock -> ktrack_running_lock; s->snap.lock (snapshot.c) is a
+ * leaf: nothing is taken under it; kt_probe_lock (probe.c) and objtrace_mutex
  * (objtrace_main.c) are taken with no session's lock held (session list
  * counts probes under ktrack_sessions_mutex: ktrack_sessions_mutex ->
  * kt_probe_lock, never the other way).  START and STOP
@@ -250,6 +251,7 @@ int ktrack_session_start_locked(struct ktrack_session *s)
 	if (ret)
 		return ret;
 	s->state = KTRACK_STATE_RUNNING;
+	ktrack_snapshot_new_run(s);
 	session_flush_seen_all(s);
 	s->touched = true;
 	WRITE_ONCE(s->trig_off, 0);	/* a new run is not paused */

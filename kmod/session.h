@@ -71,6 +71,7 @@ struct ktrack_session {
 
 	u32 nr_rings;			/* nr_cpu_ids */
 	struct ktrack_ring **rings;	/* per possible CPU; NULL until allocated */
+	u64 rings_gen;			/* bumped at each allocation, under mmap_lock */
 	unsigned long pages_charged;	/* of max_total_pages, while 'rings' exist */
 	u32 read_cpu;			/* read(): CPU to start with (fairness) */
 	struct ktrack_snap snap;	/* the SNAPSHOT action's copy (snapshot.c) */

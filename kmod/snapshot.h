@@ -35,12 +35,18 @@ struct ktrack_snap {
 	u64 len;
 	u64 records;
 	u64 seq;
+	u32 flags;			/* KTRACK_SNAP_F_* of the copy held */
 	unsigned long pages;		/* charged to max_total_pages */
 };
 
 void ktrack_snapshot_init(struct ktrack_session *s);
 /* With the session (last reference): waits for a copy in flight; sleeps. */
 void ktrack_snapshot_free(struct ktrack_session *s);
+/*
+ * START of a new run (s->lock held): a copy of the last run nobody took is
+ * dropped, and seq and missed count from zero again.
+ */
+void ktrack_snapshot_new_run(struct ktrack_session *s);
 /* KTRACK_STATS_F_SNAP_* of the slot now. */
 u32 ktrack_snapshot_stats_flags(struct ktrack_session *s);
 /* KTRACK_IOC_SNAPSHOT_GET; no session lock held. */

@@ -301,9 +301,10 @@ struct ktrack_ring_ctrl {
  * docs/UAPI.md, "Snapshots"): the records of every CPU up to the moment,
  * each CPU's part led by a LOST record (KTRACK_LOST_OVERWRITTEN) counting
  * what its ring no longer held, as read() returns them.  0, and the slot
- * is free for the next snapshot; ENOENT none; EAGAIN one is being copied;
- * ENOSPC buf_len too small (buf_len out: the bytes needed, the snapshot
- * stays); EFAULT (it stays too).
+ * is free for the next snapshot; ENOENT none; EAGAIN one is being copied
+ * or taken; ENOSPC buf_len too small (buf_len out: the bytes needed, the
+ * snapshot stays); EFAULT (it stays too).  ENOENT, EAGAIN and ENOSPC write
+ * the struct back too, with seq and missed.
  */
 struct ktrack_snapshot {
 	__u32 size;
@@ -315,7 +316,15 @@ struct ktrack_snapshot {
 	__u64 seq;		/* out: snapshots this session took, this one included */
 	__u64 missed;		/* out: actions that found the slot taken, or no memory */
 	__u64 records;		/* out: records in the buffer (LOST records included) */
+	__u32 flags;		/* out: KTRACK_SNAP_F_* */
+	__u32 __pad;
 };
+/*
+ * A CPU's ring was overwritten past the moment before the copy reached it:
+ * its part holds only records stamped after the moment (none kept), and its
+ * LOST record counts what was overwritten up to the copy.
+ */
+#define KTRACK_SNAP_F_OVERRUN	(1U << 0)
 #define KTRACK_IOC_SNAPSHOT_GET	 _IOWR(KTRACK_IOC_MAGIC, 0x0b, struct ktrack_snapshot)
 /* read(2), write(2) and poll(2) on a session fd: docs/UAPI.md. */
 #define KTRACK_MARKER_MAX	4000

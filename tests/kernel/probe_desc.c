@@ -842,10 +842,15 @@ TEST_F(desc, snapshot_copies_up_to_the_hit_and_validates)
 	EXPECT_EQ(1, snap_count(buf, sn.buf_len, KTRACK_REC_TRIGGER, 0, NULL));
 	EXPECT_EQ(2, sn.records);
 	EXPECT_EQ(0, lost);
+	EXPECT_EQ(0, sn.flags);
 	free(buf);
-	/* taken: the slot is free */
+	/* taken: the slot is free, and ENOENT still says what was taken and missed */
+	memset(&sn, 0, sizeof(sn));
+	sn.size = sizeof(sn);
 	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
 	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(1, sn.seq);
+	EXPECT_EQ(2, sn.missed);
 
 	/* the next hit: a copy of all four hits, and nothing was consumed */
 	ASSERT_EQ(0, pt_cmd("call 1", 0));
@@ -877,6 +882,15 @@ TEST_F(desc, snapshot_copies_up_to_the_hit_and_validates)
 	}
 	EXPECT_EQ(2, triggers);
 	free(buf);
+	/* a new run counts from zero */
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_STOP));
+	ASSERT_EQ(0, ioctl(fd, KTRACK_IOC_START));
+	memset(&sn, 0, sizeof(sn));
+	sn.size = sizeof(sn);
+	EXPECT_EQ(-1, ioctl(fd, KTRACK_IOC_SNAPSHOT_GET, &sn));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(0, sn.seq);
+	EXPECT_EQ(0, sn.missed);
 	close(fd);
 }
 

@@ -272,7 +272,7 @@ constexpr Pinned kLayout[] = {
     {"ktrack_stack_max.comm", offsetof(struct ktrack_stack_max, comm), 44},
     {"ktrack_stack_max.__pad", offsetof(struct ktrack_stack_max, __pad), 60},
     {"KTRACK_IOC_STACK_GET", KTRACK_IOC_STACK_GET, 0xC040D642},
-    {"sizeof ktrack_snapshot", sizeof(struct ktrack_snapshot), 64},
+    {"sizeof ktrack_snapshot", sizeof(struct ktrack_snapshot), 72},
     {"ktrack_snapshot.size", offsetof(struct ktrack_snapshot, size), 0},
     {"ktrack_snapshot.probe_id", offsetof(struct ktrack_snapshot, probe_id), 4},
     {"ktrack_snapshot.buf_ptr", offsetof(struct ktrack_snapshot, buf_ptr), 8},
@@ -282,7 +282,9 @@ constexpr Pinned kLayout[] = {
     {"ktrack_snapshot.seq", offsetof(struct ktrack_snapshot, seq), 40},
     {"ktrack_snapshot.missed", offsetof(struct ktrack_snapshot, missed), 48},
     {"ktrack_snapshot.records", offsetof(struct ktrack_snapshot, records), 56},
-    {"KTRACK_IOC_SNAPSHOT_GET", KTRACK_IOC_SNAPSHOT_GET, 0xC040D60B},
+    {"ktrack_snapshot.flags", offsetof(struct ktrack_snapshot, flags), 64},
+    {"ktrack_snapshot.__pad", offsetof(struct ktrack_snapshot, __pad), 68},
+    {"KTRACK_IOC_SNAPSHOT_GET", KTRACK_IOC_SNAPSHOT_GET, 0xC048D60B},
     {"sizeof ktrack_obj_watch", sizeof(struct ktrack_obj_watch), 8},
     {"ktrack_obj_watch.offset", offsetof(struct ktrack_obj_watch, offset), 0},
     {"ktrack_obj_watch.size", offsetof(struct ktrack_obj_watch, size), 4},
@@ -383,7 +385,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 350u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 352u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

@@ -171,16 +171,19 @@ const Command record_cmd(31, [](CLI::App &app) {
                                                                               : ktrack::RecordCodec::Lz4;
     // Each snapshot to FILE.snapN.ktr as it comes, while recording goes on.
     ktrack::Capture *capture = nullptr;
-    uint64_t nr_snapshots = 0, snapshots_missed = 0;
+    uint64_t nr_snapshots = 0;
     if (snapshots)
       o->cap.on_snapshot = [&](ktrack::Snapshot &&snap) {
-        const std::string path = ktrack::snapshot_path(o->output, snap.seq);
+        const std::string path = ktrack::snapshot_path(o->output, nr_snapshots + 1);
         const uint64_t n = ktrack::write_snapshot(*capture, path, kallsyms, codec, snap);
         nr_snapshots++;
-        snapshots_missed = snap.missed;
         if (!o->quiet)
-          fmt::print(stderr, "{}snapshot {} (probe id {}, turn {}): {} records to {}\n",
-                     ::isatty(STDERR_FILENO) ? "\r\033[K" : "", snap.seq, snap.probe_id, snap.nth, n, path);
+          fmt::print(
+              stderr, "{}snapshot {} (probe id {}, turn {}): {} records to {}{}\n",
+              ::isatty(STDERR_FILENO) ? "\r\033[K" : "", nr_snapshots, snap.probe_id, snap.nth, n, path,
+              snap.overrun ? " (a CPU's ring was overwritten past the moment before the copy: a larger "
+                             "--flight keeps more)"
+                           : "");
       };
     ktrack::Capture cap(o->cap);
     capture = &cap;
@@ -219,11 +222,15 @@ const Command record_cmd(31, [](CLI::App &app) {
       if (cap.status().after_count)
         fmt::print(stderr, "--count reached: {} more records produced before the stop were not written\n",
                    cap.status().after_count);
+      const uint64_t snapshots_missed = snapshots ? cap.session().snapshot_counts().second : 0;
+      if (snapshots && cap.status().snapshot_errors)
+        fmt::print(stderr, "{} snapshots could not be saved: {}\n", cap.status().snapshot_errors,
+                   cap.status().snapshot_error);
       if (snapshots)
         fmt::print(stderr, "{} snapshot{} saved{}\n", nr_snapshots, nr_snapshots == 1 ? "" : "s",
                    snapshots_missed
                        ? fmt::format(", {} missed (each came while the one before was still being copied or "
-                                     "saved, or found no memory)",
+                                     "saved, or found no memory within the module's max_total_pages)",
                                      snapshots_missed)
                        : std::string());
       if (cap.status().trigger_stopped)

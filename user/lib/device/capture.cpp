@@ -201,8 +201,13 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
   const uint64_t features = session_->device().version().features;
   const bool check_trigger = opts_.end_on_trigger_stop && (features & KTRACK_FEAT_TRIGGERS);
   const bool check_snapshot = opts_.on_snapshot && (features & KTRACK_FEAT_SNAPSHOT);
+  // A snapshot that cannot be taken or saved must not cost the recording.
   auto take_snapshot = [&] {
-    if (auto snap = session_->take_snapshot()) opts_.on_snapshot(std::move(*snap));
+    try {
+      if (auto snap = session_->take_snapshot()) opts_.on_snapshot(std::move(*snap));
+    } catch (const std::exception &e) {
+      if (!status_.snapshot_errors++) status_.snapshot_error = e.what();
+    }
   };
   while (!stop.load(std::memory_order_relaxed) && !counted_out) {
     auto now = clock::now();

@@ -96,6 +96,8 @@ struct CaptureStatus {
   uint64_t lost_markers = 0;     // LOST markers among 'events'
   uint64_t after_count = 0;      // --count reached: records produced before the stop, not delivered
   bool trigger_stopped = false;  // the run ended because a stop action fired
+  uint64_t snapshot_errors = 0;  // snapshots that could not be taken or saved
+  std::string snapshot_error;    // the first such error
   double seconds = 0;
 };
 

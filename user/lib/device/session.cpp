@@ -331,8 +331,18 @@ std::optional<Snapshot> Session::take_snapshot() {
     snap.missed = req.missed;
     snap.count = req.records;
     snap.probe_id = req.probe_id;
+    snap.overrun = req.flags & KTRACK_SNAP_F_OVERRUN;
     return snap;
   }
+}
+
+std::pair<uint64_t, uint64_t> Session::snapshot_counts() const {
+  ktrack_snapshot req{};
+  req.size = sizeof(req);
+  // No buffer: the struct comes back with the counts whatever the slot holds.
+  int rc = dev_.ioctl_raw(KTRACK_IOC_SNAPSHOT_GET, &req);
+  if (rc == 0 || rc == -ENOENT || rc == -EAGAIN || rc == -ENOSPC) return {req.seq, req.missed};
+  return {0, 0};
 }
 
 bool Session::write_marker(std::string_view text) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "device/device.hpp"
@@ -51,6 +52,9 @@ struct Snapshot {
   uint64_t missed = 0;           // actions that found the previous one not taken (or no memory)
   uint64_t count = 0;            // records in 'records'
   uint32_t probe_id = 0;
+  // Some CPU's ring was overwritten past the moment before the copy got
+  // there (KTRACK_SNAP_F_OVERRUN): its part has nothing up to the moment.
+  bool overrun = false;
 };
 
 // One entry of Session::list().
@@ -122,6 +126,9 @@ class Session {
   // Takes the snapshot that waits (the slot is then free for the next);
   // nullopt when none is ready.
   std::optional<Snapshot> take_snapshot();
+  // Snapshots taken and missed in this run so far ({0, 0} on a module
+  // without snapshots).
+  std::pair<uint64_t, uint64_t> snapshot_counts() const;
   // Inserts a KTRACK_REC_MARKER record (returns false when it was dropped
   // because the buffer is full; throws when not running or too long).
   bool write_marker(std::string_view text);
