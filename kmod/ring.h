@@ -99,6 +99,8 @@ int ktrack_rings_alloc(struct ktrack_session *s);
 void ktrack_rings_free(struct ktrack_session *s);
 /* Free them on a live session: under s->read_lock and s->mmap_lock; sleeps. */
 void ktrack_rings_release(struct ktrack_session *s);
+/* Overwrite mode: 'oldest' and its index, consistent (ring_reclaim()'s seqcount). */
+void ktrack_ring_oldest(struct ktrack_ring *r, u64 *pos, u64 *index);
 /* Bytes not consumed yet on this ring. */
 u64 ktrack_ring_unread(struct ktrack_ring *r);
 /* Writes pending LOST records on every CPU (session stopped or not). */

@@ -74,7 +74,7 @@ bool ktrack_rings_readable(struct ktrack_session *s, bool any)
 }
 
 /* Overwrite mode: 'oldest' and its index, consistent (seqcount). */
-static void ring_read_oldest(struct ktrack_ring *r, u64 *pos, u64 *index)
+void ktrack_ring_oldest(struct ktrack_ring *r, u64 *pos, u64 *index)
 {
 	u64 s1;
 
@@ -122,7 +122,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 		u32 unit;
 
 		if (ow) {
-			ring_read_oldest(r, &oldest, &oindex);
+			ktrack_ring_oldest(r, &oldest, &oindex);
 			if (oldest > tail && oindex == index) {
 				tail = oldest;	/* only PAD was reclaimed */
 				continue;
@@ -177,7 +177,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			       len < sizeof(struct ktrack_rec_hdr) ? 0 : ring_unit_len(r, off, len);
 		if (!unit || unit > head - tail) {
 			if (ow) {
-				ring_read_oldest(r, &oldest, &oindex);
+				ktrack_ring_oldest(r, &oldest, &oindex);
 				if (oldest > tail)
 					continue;
 			}
@@ -198,7 +198,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			if (count - *done < unit) {
 				/* a length torn by a reclaim is no reason to fail */
 				if (ow) {
-					ring_read_oldest(r, &oldest, &oindex);
+					ktrack_ring_oldest(r, &oldest, &oindex);
 					if (oldest > tail)
 						continue;
 				}
@@ -215,7 +215,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 
 			/* The copy counts only if it was not reclaimed meanwhile. */
 			smp_rmb();
-			ring_read_oldest(r, &oldest, &oindex);
+			ktrack_ring_oldest(r, &oldest, &oindex);
 			if (oldest > tail)
 				continue;
 			/*
@@ -226,7 +226,7 @@ static int ring_read(struct ktrack_ring *r, char __user *buf, size_t count, size
 			c = READ_ONCE(r->consumed);
 			if (type != KTRACK_REC_PAD &&
 			    (c > tail || cmpxchg(&r->consumed, c, tail + unit) != c)) {
-				ring_read_oldest(r, &oldest, &oindex);
+				ktrack_ring_oldest(r, &oldest, &oindex);
 				if (oldest > tail)
 					continue;
 				/* Not reclaimed, yet claimed: a tail moved back by a mapper. */

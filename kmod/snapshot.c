@@ -82,25 +82,6 @@ static void snap_irq_fn(struct irq_work *w)
 	queue_work(system_unbound_wq, &sn->work);
 }
 
-/* 'oldest' and its index, consistent (the seqcount of ring_reclaim()). */
-static void snap_ring_oldest(struct ktrack_ring *r, u64 *pos, u64 *index)
-{
-	u64 s1;
-
-	for (;;) {
-		s1 = smp_load_acquire(&r->seq);
-		if (s1 & 1) {
-			cpu_relax();
-			continue;
-		}
-		*pos = READ_ONCE(r->oldest);
-		*index = READ_ONCE(r->oldest_index);
-		smp_rmb();	/* read 'oldest' before re-checking seq */
-		if (READ_ONCE(r->seq) == s1)
-			return;
-	}
-}
-
 /*
  * One CPU's part: copy [oldest, head) of 'r' to 'seg' (room for
  * KTRACK_LOST_LEN + head - oldest bytes, head as read before: 'head'),
@@ -117,7 +98,7 @@ static u64 snap_copy_ring(struct ktrack_ring *r, u64 head, u64 ts, u8 *seg, u64 
 
 	*nrec = 0;
 	*overrun = false;
-	snap_ring_oldest(r, &o1, &i1);
+	ktrack_ring_oldest(r, &o1, &i1);
 	if (o1 >= head) {
 		/* overwritten up to where it stood after the moment */
 		o2 = o1;
@@ -134,7 +115,7 @@ static u64 snap_copy_ring(struct ktrack_ring *r, u64 head, u64 ts, u8 *seg, u64 
 	memcpy(raw, r->data + off, first);
 	memcpy(raw + first, r->data, n - first);
 	smp_rmb();	/* the bytes are copied before 'oldest' is read again */
-	snap_ring_oldest(r, &o2, &i2);
+	ktrack_ring_oldest(r, &o2, &i2);
 lost:
 	out = 0;
 	if (i2) {
@@ -225,7 +206,7 @@ static u64 snap_measure(struct ktrack_session *s, u64 *heads)
 			continue;
 		/* Acquire: pairs with the writer's release of pub_head. */
 		heads[cpu] = smp_load_acquire(&r->pub_head);
-		snap_ring_oldest(r, &o, &i);
+		ktrack_ring_oldest(r, &o, &i);
 		total += KTRACK_LOST_LEN + (heads[cpu] > o ? min(heads[cpu] - o, r->size) : 0);
 	}
 	return total;
