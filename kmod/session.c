@@ -189,6 +189,7 @@ static void session_free(struct kref *ref)
 	struct ktrack_session *s = container_of(ref, struct ktrack_session, ref);
 
 	ktrack_rings_free(s);
+	kt_graph_free(s);
 	kfree(s);
 	kt_alloc_add(KT_ALLOC_SESSIONS, -1);
 	atomic_dec(&ktrack_nr_sessions);

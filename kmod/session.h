@@ -15,6 +15,7 @@
 
 #include <uapi/ktrack.h>
 
+struct kt_graph;
 struct ktrack_ring;
 struct file;
 struct vm_area_struct;
@@ -71,6 +72,8 @@ struct ktrack_session {
 	struct ktrack_ring **rings;	/* per possible CPU; NULL until allocated */
 	unsigned long pages_charged;	/* of max_total_pages, while 'rings' exist */
 	u32 read_cpu;			/* read(): CPU to start with (fairness) */
+	/* graph scopes (probe_graph.c): set with the first ROOT probe, then kept */
+	struct kt_graph *graph;
 };
 
 /* Per open file: the session it is attached to (swapped by attach). */
@@ -84,6 +87,8 @@ struct ktrack_file {
 
 /* ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM). */
 struct ktrack_session *ktrack_session_new(const char *name);
+/* probe_graph.c: the session's graph scopes, with the session */
+void kt_graph_free(struct ktrack_session *s);
 /* 0, or -E2BIG when its rings would exceed max_pages_per_session. */
 int ktrack_session_check_pages(struct ktrack_session *s);
 /*
