@@ -83,6 +83,10 @@ struct CaptureOptions {
   // default when no probe has a start action).
   bool end_on_trigger_stop = false;
   std::vector<std::string> specs;  // positional arguments for the setup hooks
+  // --graph FUNC --depth N (probes/graph_scope.hpp): the probe setup adds a
+  // root probe on FUNC and scopes every f probe of 'specs' under it.  Empty: none.
+  std::string graph_root;
+  uint32_t graph_depth = 0;
 };
 
 struct CaptureStatus {
