@@ -5,8 +5,9 @@
  *
  * A session with a GRAPH_ROOT probe has a fixed table of scopes, one slot
  * per task inside a root function, found by the task pointer.  A ROOT
- * entry claims the task's slot (cmpxchg on an empty one) or nests in it; a
- * ROOT exit unnests and releases the slot at zero.  A GRAPH_SCOPED hit
+ * entry claims a free slot for its task (cmpxchg of its root_nest from 0)
+ * or nests in the task's slot; a ROOT exit unnests, and the outermost one
+ * releases the slot.  A GRAPH_SCOPED hit
  * passes only when its task holds a slot; with a depth limit, its entries
  * count nested calls (depth) and its exits uncount them.
  *
@@ -38,7 +39,7 @@
 #define KT_GRAPH_PROBE	32	/* slots a task's may be in, after its hash */
 
 struct kt_graph_slot {
-	struct task_struct *task;	/* NULL: free; claimed by cmpxchg */
+	struct task_struct *task;	/* the owner, NULL while free or being claimed */
 	atomic_t root_nest;		/* root functions the task is in */
 	atomic_t depth;			/* scoped calls the task is in */
 };
@@ -70,8 +71,7 @@ void kt_graph_free(struct ktrack_session *s)
 	s->graph = NULL;
 }
 
-static notrace struct kt_graph_slot *kt_graph_find(struct kt_graph *g, struct task_struct *t,
-						   bool claim)
+static notrace struct kt_graph_slot *kt_graph_find(struct kt_graph *g, struct task_struct *t)
 {
 	u32 h = hash_ptr(t, KT_GRAPH_BITS), i;
 	struct kt_graph_slot *s;
@@ -82,37 +82,59 @@ static notrace struct kt_graph_slot *kt_graph_find(struct kt_graph *g, struct ta
 		if (READ_ONCE(s->task) == t)
 			return s;
 	}
-	if (!claim)
-		return NULL;
-	for (i = 0; i < KT_GRAPH_PROBE; i++) {
-		s = &g->slot[(h + i) & (KT_GRAPH_SLOTS - 1)];
-		if (!READ_ONCE(s->task) && !cmpxchg(&s->task, NULL, t)) {
-			atomic_inc(&g->live);
-			return s;
-		}
-	}
-	return NULL;		/* full: no scope */
+	return NULL;
 }
 NOKPROBE_SYMBOL(kt_graph_find);
 
+/*
+ * A free slot has no task and root_nest 0.  It is claimed by moving
+ * root_nest from 0 to 1, then published with the task: a hit of the same
+ * task in between (an interrupt, an NMI) does not find it, and takes and
+ * gives back a slot of its own.  Returns the slot, root_nest 1; NULL: full.
+ */
+static notrace struct kt_graph_slot *kt_graph_claim(struct kt_graph *g, struct task_struct *t)
+{
+	u32 h = hash_ptr(t, KT_GRAPH_BITS), i;
+	struct kt_graph_slot *s;
+
+	for (i = 0; i < KT_GRAPH_PROBE; i++) {
+		s = &g->slot[(h + i) & (KT_GRAPH_SLOTS - 1)];
+		if (READ_ONCE(s->task) || atomic_read(&s->root_nest) ||
+		    atomic_cmpxchg(&s->root_nest, 0, 1))
+			continue;
+		atomic_set(&s->depth, 0);
+		atomic_inc(&g->live);
+		/* the counters are set before the task can find the slot */
+		smp_store_release(&s->task, t);
+		return s;
+	}
+	return NULL;
+}
+NOKPROBE_SYMBOL(kt_graph_claim);
+
 static notrace void kt_graph_root(struct kt_graph *g, bool exit)
 {
-	struct kt_graph_slot *s = kt_graph_find(g, current, !exit);
+	struct kt_graph_slot *s = kt_graph_find(g, current);
 
-	if (!s)
-		return;
 	if (!exit) {
-		atomic_inc(&s->root_nest);
+		if (s)
+			atomic_inc(&s->root_nest);
+		else
+			kt_graph_claim(g, current);	/* full: no scope */
 		return;
 	}
-	if (atomic_dec_return(&s->root_nest) > 0)
+	if (!s)
 		return;
-	/* the last root call returns: the slot goes back, counters at zero */
-	atomic_set(&s->root_nest, 0);
+	/* nested contexts leave root_nest as they found it: no race here */
+	if (atomic_read(&s->root_nest) > 1) {
+		atomic_dec(&s->root_nest);
+		return;
+	}
+	/* the outermost root call returns: unpublish, then free the slot */
 	atomic_set(&s->depth, 0);
 	atomic_dec(&g->live);
-	/* the next owner's cmpxchg sees the counters at zero */
-	smp_store_release(&s->task, NULL);
+	WRITE_ONCE(s->task, NULL);
+	atomic_set_release(&s->root_nest, 0);
 }
 NOKPROBE_SYMBOL(kt_graph_root);
 
@@ -123,7 +145,7 @@ static notrace bool kt_graph_scoped(struct kt_graph *g, u32 limit, bool exit)
 
 	if (!atomic_read(&g->live))
 		return false;
-	s = kt_graph_find(g, current, false);
+	s = kt_graph_find(g, current);
 	if (!s || atomic_read(&s->root_nest) <= 0)
 		return false;
 	if (!limit)
