@@ -102,6 +102,24 @@ fi
 rec d2 --graph ktrack_gr_root --depth 2 "$S"
 same "--depth 2: child and grandchild" 4 "$(calls "$T/d2.ktr" t | wc -l)"
 
+# ---- the depth counts every scoped call, recorded or not --------------------
+# a's filter rejects the child, yet its entry still counts: the grandchild
+# is at depth 2 (cut by --depth 1, kept by --depth 2)
+A='f:a ktrack_gr_child%both x=$arg1:s32 if x == 0'
+B='f:b ktrack_gr_grand%both x=$arg1:s32 r=$retval:s32'
+rec fa --graph ktrack_gr_root --depth 1 "$A" "$B"
+rec fb --graph ktrack_gr_root --depth 2 "$A" "$B"
+if [ "$(calls "$T/fa.ktr" a b | wc -l)" = 0 ] && grep -q "^probe b: 4 hits, 4 filtered out" "$T/fa.out" &&
+	[ "$(calls "$T/fb.ktr" a b)" = "$(printf 'b entry ktrack_gr_grand x=4\nb exit ktrack_gr_grand r=5')" ]; then
+	ok "a filtered call still counts as depth (--depth 1 cuts the grandchild, --depth 2 keeps it)"
+else
+	notok "a filtered call still counts as depth" "$(cat "$T/fa.out" "$T/fb.out"; calls "$T/fb.ktr" a b)"
+fi
+
+# ---- trace --graph: the same, live ----------------------------------------------
+"$K" trace --graph ktrack_gr_root --depth 4 "$S" -- sh -c "echo graph >$PROC" >"$T/tr.txt" 2>"$T/tr.err"
+same "trace --graph: the 4 records under the root" 4 "$(grep -c ' t: ' "$T/tr.txt")"
+
 # ---- a recursive root nests; its depth counts from the outermost call ------
 # "deep 3": ktrack_deep_frame(2) -> (1) -> (0) -> ktrack_deep_leaf()
 "$K" record -o "$T/r.ktr" --graph ktrack_deep_frame --depth 1 'f:t ktrack_deep_leaf%both' \
