@@ -173,7 +173,8 @@ TEST(GraphScope, CalleeClosureByDepth) {
             c3.specs);
   // from the child: the root is a callee like any other
   auto cc = s.callees("child", 1);
-  EXPECT_EQ((std::vector<std::string>{"f:graph_callees grand,root", "f:graph_callees1 mymod:modfn"}), cc.specs);
+  EXPECT_EQ((std::vector<std::string>{"f:graph_callees grand,root", "f:graph_callees1 mymod:modfn"}),
+            cc.specs);
   // a module function, with or without its module
   EXPECT_EQ(std::vector<std::string>{}, s.callees("mymod:modfn", 2).specs);
   EXPECT_EQ(0u, s.callees("modfn", 2).nr_funcs);

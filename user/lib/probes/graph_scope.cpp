@@ -38,8 +38,9 @@ bool plain_name(std::string_view s) {
 
 // Never a callee worth a probe: ftrace's own hook and the compiler's thunks.
 bool skipped_callee(std::string_view n) {
-  return n == "__fentry__" || n.starts_with("__x86_indirect_thunk") || n.starts_with("__x86_indirect_call_thunk") ||
-         n.starts_with("__x86_return_thunk") || n.ends_with("_thunk") || n.find("_thunk_") != std::string_view::npos;
+  return n == "__fentry__" || n.starts_with("__x86_indirect_thunk") ||
+         n.starts_with("__x86_indirect_call_thunk") || n.starts_with("__x86_return_thunk") ||
+         n.ends_with("_thunk") || n.find("_thunk_") != std::string_view::npos;
 }
 
 // The most bytes decoded of one function (its extent is up to the next symbol).
@@ -52,7 +53,8 @@ void check_graph_scope(const std::string &func, uint32_t depth) {
   if (!plain_name(name) || (func.find(':') != std::string::npos && !plain_name(mod)))
     throw UsageError(fmt::format("--graph '{}': give one function, FUNC or MOD:FUNC (no glob)", func));
   if (depth == 0 || depth > KTRACK_GRAPH_MAX_DEPTH)
-    throw UsageError(fmt::format("--depth {}: give 1..{} (calls below the root)", depth, KTRACK_GRAPH_MAX_DEPTH));
+    throw UsageError(
+        fmt::format("--depth {}: give 1..{} (calls below the root)", depth, KTRACK_GRAPH_MAX_DEPTH));
 }
 
 std::string graph_root_spec(const std::string &func) { return fmt::format("f:graph_root {}%both", func); }
@@ -105,13 +107,15 @@ CalleeSet graph_callees(const KallsymsIndex &syms, const std::vector<std::string
     if ((s.type == 't' || s.type == 'T') && s.addr) text.push_back(&s);
   std::stable_sort(text.begin(), text.end(), [](auto *a, auto *b) { return a->addr < b->addr; });
   auto extent = [&](uint64_t addr) -> size_t {
-    auto it = std::upper_bound(text.begin(), text.end(), addr, [](uint64_t a, auto *s) { return a < s->addr; });
+    auto it =
+        std::upper_bound(text.begin(), text.end(), addr, [](uint64_t a, auto *s) { return a < s->addr; });
     if (it == text.end()) return 0;
     return std::min<uint64_t>((*it)->addr - addr, kMaxFuncBytes);
   };
   // a traceable function starting exactly at 'addr' (aliases: the first traceable one)
   auto function_at = [&](uint64_t addr) -> const KallsymsIndex::Sym * {
-    auto it = std::lower_bound(text.begin(), text.end(), addr, [](auto *s, uint64_t a) { return s->addr < a; });
+    auto it =
+        std::lower_bound(text.begin(), text.end(), addr, [](auto *s, uint64_t a) { return s->addr < a; });
     for (; it != text.end() && (*it)->addr == addr; ++it)
       if (can_trace.count(std::string((*it)->module) + '\0' + std::string((*it)->name))) return *it;
     return nullptr;
@@ -144,7 +148,8 @@ CalleeSet graph_callees(const KallsymsIndex &syms, const std::vector<std::string
       for (uint64_t t : direct_call_targets(code, f)) {
         if (!visited.insert(t).second) continue;
         const auto *s = function_at(t);
-        if (!s || skipped_callee(s->name) || (s->name == root_name && (root_mod.empty() || s->module == root_mod)))
+        if (!s || skipped_callee(s->name) ||
+            (s->name == root_name && (root_mod.empty() || s->module == root_mod)))
           continue;
         if (r.nr_funcs == KTRACK_PROBE_MAX_FUNCS) {
           r.capped = true;
