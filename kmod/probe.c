@@ -280,6 +280,12 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 		p->id = ++kt_next_id;
 	} while (!p->id || kt_id_used(p->id));
 	p->state = KTRACK_PROBE_ST_PENDING;
+	/* a root's scopes: the table exists before its first hit */
+	if (p->flags & KTRACK_PROBE_F_GRAPH_ROOT) {
+		ret = kt_graph_prepare(s);
+		if (ret)
+			goto unlock;
+	}
 	if (p->mod_glob) {
 		ret = kt_add_modglob(p);
 	} else {

@@ -435,19 +435,46 @@ static bool kt_str_section_ok(const struct ktrack_probe_desc *d, u32 off, u32 le
  */
 /* Explicitly padded: the same size on 32-bit (compat_ptr_ioctl) callers. */
 static_assert(sizeof(struct ktrack_probe_desc) ==
-	      offsetof(struct ktrack_probe_desc, __pad2) + sizeof(__u32));
+	      offsetof(struct ktrack_probe_desc, graph_depth) + sizeof(__u32));
+
+/*
+ * Graph scoping (docs/UAPI.md): f only; a probe is a root or scoped, not
+ * both, never a profile; a root sees both edges (it opens and closes);
+ * a depth limit needs both edges of the scoped probe (they count the
+ * depth) and is given only with SCOPED.  A SCOPED probe in a session with
+ * no ROOT probe is valid: its hits never pass.
+ */
+static int kt_check_graph(const struct ktrack_probe_desc *d)
+{
+	u32 both = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT;
+	u32 graph = KTRACK_PROBE_F_GRAPH_ROOT | KTRACK_PROBE_F_GRAPH_SCOPED;
+
+	if (d->graph_depth && !(d->flags & KTRACK_PROBE_F_GRAPH_SCOPED))
+		return -EINVAL;
+	if (!(d->flags & graph))
+		return 0;
+	if ((d->flags & graph) == graph || (d->flags & KTRACK_PROBE_F_PROFILE) ||
+	    d->kind != KTRACK_PROBE_FUNCS || d->graph_depth > KTRACK_GRAPH_MAX_DEPTH)
+		return -EINVAL;
+	if ((d->flags & KTRACK_PROBE_F_GRAPH_ROOT) && (d->flags & both) != both)
+		return -EINVAL;
+	if (d->graph_depth && (d->flags & both) != both)
+		return -EINVAL;
+	return 0;
+}
 
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 {
 	const struct ktrack_probe_desc *d = desc;
 	const struct ktrack_probe_fetch *uf;
 	struct kt_probe *p;
-	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT | KTRACK_PROBE_F_PROFILE;
+	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT | KTRACK_PROBE_F_PROFILE |
+			KTRACK_PROBE_F_GRAPH_ROOT | KTRACK_PROBE_F_GRAPH_SCOPED;
 	int ret = -EINVAL;
 	u16 i;
 
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
-	    d->version != KTRACK_PROBE_DESC_VERSION || d->__pad2)
+	    d->version != KTRACK_PROBE_DESC_VERSION)
 		return ERR_PTR(-EINVAL);
 	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_EVENT)
 		return ERR_PTR(-EINVAL);
@@ -455,6 +482,8 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		return ERR_PTR(-EINVAL);
 	if (d->kind == KTRACK_PROBE_FUNCS ?
 	    !(d->flags & (KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT)) : d->flags != 0)
+		return ERR_PTR(-EINVAL);
+	if (kt_check_graph(d))
 		return ERR_PTR(-EINVAL);
 	/* a profile counts calls: it writes no record to act on or limit */
 	if ((d->flags & KTRACK_PROBE_F_PROFILE) &&
@@ -527,6 +556,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	atomic64_set(&p->recorded, 0);
 	p->maxactive = d->maxactive;
 	p->stack_depth = d->stack_depth;
+	p->graph_depth = d->graph_depth;
 	ret = kt_copy_actions(p, d);
 	if (ret)
 		goto err;

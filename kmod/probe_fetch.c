@@ -575,13 +575,16 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	struct ktrack_rec_probe *rec;
 	struct kt_scratch *sc;
 	u32 dyn, fault = 0, depth;
-	bool acts = false;
+	bool acts = false, in_graph = true;
 	int nest;
 	u16 i;
 
 	preempt_disable_notrace();
 	sc = this_cpu_ptr(kt_scratch);
 	this_cpu_inc(p->stats->hits);
+	/* graph scopes count every hit, whatever becomes of its record */
+	if (unlikely(p->flags & (KTRACK_PROBE_F_GRAPH_ROOT | KTRACK_PROBE_F_GRAPH_SCOPED)))
+		in_graph = kt_graph_hit(p, event == KTRACK_PROBE_EV_EXIT);
 	/*
 	 * Attached but not recording (before START, after STOP): counted, not
 	 * fetched.  A hit that sees 'running' here and loses the race with
@@ -590,6 +593,12 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	if (unlikely(!READ_ONCE(p->session->running) ||
 		     (READ_ONCE(p->session->trig_off) && !p->has_start))) {
 		this_cpu_inc(p->stats->idle);
+		preempt_enable_notrace();
+		return;
+	}
+	/* outside any scope of the session, or deeper than the limit */
+	if (!in_graph) {
+		this_cpu_inc(p->stats->filtered);
 		preempt_enable_notrace();
 		return;
 	}

@@ -11,6 +11,7 @@
  *   probe_tp.c      tracepoint attach (t)
  *   probe_event.c   trace event records through perf (e)
  *   probe_event_fields.c  e fields named before their module loads
+ *   probe_graph.c   graph scoping: ROOT and SCOPED f probes
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
@@ -209,7 +210,12 @@ struct kt_probe {
 	u64 missed_acc;			/* kernel-side misses of past arms */
 	struct kt_probe_stats __percpu *stats;
 	struct kt_profile *profile;	/* KTRACK_PROBE_F_PROFILE: per-CPU tables */
+	u32 graph_depth;		/* KTRACK_PROBE_F_GRAPH_SCOPED: 0 = no limit */
 };
+
+/* probe_graph.c: KTRACK_PROBE_F_GRAPH_ROOT and _SCOPED */
+int kt_graph_prepare(struct ktrack_session *s);
+bool kt_graph_hit(struct kt_probe *p, bool exit);
 
 /* probe_profile.c: f probes with KTRACK_PROBE_F_PROFILE */
 int kt_profile_alloc(struct kt_probe *p);

@@ -192,6 +192,7 @@ static void session_free(struct kref *ref)
 
 	ktrack_snapshot_free(s);
 	ktrack_rings_free(s);
+	kt_graph_free(s);
 	kfree(s);
 	kt_alloc_add(KT_ALLOC_SESSIONS, -1);
 	atomic_dec(&ktrack_nr_sessions);

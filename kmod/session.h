@@ -17,6 +17,7 @@
 
 #include "snapshot.h"
 
+struct kt_graph;
 struct ktrack_ring;
 struct file;
 struct vm_area_struct;
@@ -75,6 +76,8 @@ struct ktrack_session {
 	unsigned long pages_charged;	/* of max_total_pages, while 'rings' exist */
 	u32 read_cpu;			/* read(): CPU to start with (fairness) */
 	struct ktrack_snap snap;	/* the SNAPSHOT action's copy (snapshot.c) */
+	/* graph scopes (probe_graph.c): set with the first ROOT probe, then kept */
+	struct kt_graph *graph;
 };
 
 /* Per open file: the session it is attached to (swapped by attach). */
@@ -88,6 +91,8 @@ struct ktrack_file {
 
 /* ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM). */
 struct ktrack_session *ktrack_session_new(const char *name);
+/* probe_graph.c: the session's graph scopes, with the session */
+void kt_graph_free(struct ktrack_session *s);
 /* 0, or -E2BIG when its rings would exceed max_pages_per_session. */
 int ktrack_session_check_pages(struct ktrack_session *s);
 /*

@@ -33,6 +33,7 @@
 #define KTRACK_FEAT_STACK_TRACER (1ULL << 19)	/* KTRACK_IOC_STACK_* */
 #define KTRACK_FEAT_DUMP_ON_OOPS (1ULL << 20)	/* KTRACK_CFG_F_DUMP_ON_OOPS, crash_dump.c */
 #define KTRACK_FEAT_SNAPSHOT	(1ULL << 21)	/* KTRACK_ACT_SNAPSHOT, KTRACK_IOC_SNAPSHOT_GET */
+#define KTRACK_FEAT_GRAPH_SCOPE	(1ULL << 22)	/* KTRACK_PROBE_F_GRAPH_*, desc.graph_depth */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -369,6 +370,17 @@ struct ktrack_snapshot {
  * actions, stack or hit limit.
  */
 #define KTRACK_PROBE_F_PROFILE	(1U << 2)
+/*
+ * f, KTRACK_FEAT_GRAPH_SCOPE (docs/UAPI.md, "Graph scoping"): a GRAPH_ROOT
+ * probe (ENTRY and EXIT) opens a scope for the current task at each entry
+ * and closes it at the exit; a GRAPH_SCOPED probe's hits pass only while
+ * the current task is inside a scope opened by a root probe of the same
+ * session, and (graph_depth != 0, ENTRY and EXIT) only for calls at most
+ * graph_depth nested calls of the scoped probes below the root.
+ */
+#define KTRACK_PROBE_F_GRAPH_ROOT	(1U << 3)
+#define KTRACK_PROBE_F_GRAPH_SCOPED	(1U << 4)
+#define KTRACK_GRAPH_MAX_DEPTH	64	/* desc.graph_depth */
 /* Fetch sources (ktrack_probe_fetch.src). */
 #define KTRACK_FETCH_SRC_ARG	1	/* param = 1..KTRACK_FETCH_MAX_ARG */
 #define KTRACK_FETCH_SRC_REG	2	/* param = byte offset in struct pt_regs */
@@ -468,7 +480,8 @@ struct ktrack_probe_desc {
 	__u32 spec_off;		/* the source text, NUL-terminated (display) */
 	__u32 spec_len;
 	__u32 actions_off;	/* KTRACK_FEAT_TRIGGERS, 8-aligned (0 when none) */
-	__u32 __pad2;		/* no tail padding: 312 bytes on 32-bit too */
+	/* GRAPH_SCOPED: deepest call recorded below the root, 0 = any (else 0) */
+	__u32 graph_depth;	/* also no tail padding: 312 bytes on 32-bit too */
 };
 
 /*

@@ -129,11 +129,12 @@ TEST_F(desc, modglob_bytes_are_bounded)
 	}
 }
 
-static void m_pad2(struct ktrack_probe_desc *d, unsigned char *b) { d->__pad2 = 1; }
+/* graph_depth (once __pad2, which had to be 0) without GRAPH_SCOPED */
+static void m_pad2(struct ktrack_probe_desc *d, unsigned char *b) { d->graph_depth = 1; }
 
 /* Explicitly padded (no implicit tail): the same size for 32-bit callers. */
 _Static_assert(sizeof(struct ktrack_probe_desc) ==
-	       offsetof(struct ktrack_probe_desc, __pad2) + sizeof(__u32), "tail padding");
+	       offsetof(struct ktrack_probe_desc, graph_depth) + sizeof(__u32), "tail padding");
 static void m_maxactive(struct ktrack_probe_desc *d, unsigned char *b) { d->maxactive = 4; }
 static void m_stack(struct ktrack_probe_desc *d, unsigned char *b) { d->stack_depth = 1000; }
 static void m_nr_fetch(struct ktrack_probe_desc *d, unsigned char *b) { d->nr_fetch = 200; }
@@ -179,7 +180,7 @@ static const struct mutation mutations[] = {
 	{ "name unterminated", m_name_unterminated }, { "symbol unterminated", m_sym_unterminated },
 	{ "symbol tail", m_sym_tail }, { "symbol and addr", m_sym_and_addr },
 	{ "actions without a section", m_actions_nowhere }, { "actions_off without actions", m_actions_off },
-	{ "too many actions", m_actions_many }, { "pad2", m_pad2 }, { "maxactive on p", m_maxactive },
+	{ "too many actions", m_actions_many }, { "graph_depth on p (was pad2)", m_pad2 }, { "maxactive on p", m_maxactive },
 	{ "stack depth", m_stack }, { "nr_fetch", m_nr_fetch }, { "nr_insns", m_nr_insns },
 	{ "fetch_off past end", m_fetch_off }, { "fetch_off unaligned", m_fetch_off_unaligned },
 	{ "fetch_off in header", m_fetch_off_hdr }, { "insns_off overflow", m_insns_off },
@@ -317,6 +318,72 @@ TEST_F(desc, glob_length_is_bounded)
 		free(big);
 	}
 	free(b);
+}
+
+/*
+ * Graph scoping's flags (KTRACK_FEAT_GRAPH_SCOPE): f only, ROOT or SCOPED
+ * (not both, never with PROFILE), a root with entries and exits, a depth
+ * limit only on SCOPED with entries and exits, at most
+ * KTRACK_GRAPH_MAX_DEPTH; everything else EINVAL.  A SCOPED probe with no
+ * root in its session is accepted and never records: its hits are filtered.
+ */
+static int graph_add(int fd, const void *blob, size_t len, const char *name, __u32 flags, __u32 depth)
+{
+	unsigned char b[8192];
+	struct ktrack_probe_desc *d = (struct ktrack_probe_desc *)b;
+	struct ktrack_probe_add res = { 0 };
+	int ret;
+
+	if (len > sizeof(b))
+		return -1000;
+	memcpy(b, blob, len);
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->flags = flags;
+	d->graph_depth = depth;
+	ret = pt_add_blob(fd, b, len, &res);
+	return ret ? ret : (int)res.id;
+}
+
+TEST_F(desc, graph_flags_are_validated)
+{
+	const __u32 en = KTRACK_PROBE_F_ENTRY, both = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT;
+	const __u32 root = KTRACK_PROBE_F_GRAPH_ROOT, scoped = KTRACK_PROBE_F_GRAPH_SCOPED;
+	struct ktrack_probe_info info = { 0 };
+	struct ktrack_version v = { .size = sizeof(v) };
+	size_t flen = 0;
+	void *f = pt_compile("f:gf ktrack_tpt_add%both", NULL, &flen, self->out, sizeof(self->out));
+	int id;
+
+	ASSERT_NE(NULL, f) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_VERSION, &v));
+	EXPECT_TRUE(v.features & KTRACK_FEAT_GRAPH_SCOPE);
+	/* refused */
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x1", both | root | scoped, 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x2", en | root, 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x3", KTRACK_PROBE_F_EXIT | root, 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x4", both | root, 2));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x5", en | scoped, 2));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x6", both, 2));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x7", both | scoped, KTRACK_GRAPH_MAX_DEPTH + 1));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x8", both | KTRACK_PROBE_F_PROFILE | scoped, 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x9", both | KTRACK_PROBE_F_PROFILE | root, 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x10", both | (1U << 5), 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, f, flen, "x11", scoped, 0));
+	/* on a p probe: no flags at all */
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, self->good, self->good_len, "x12", root, 0));
+	EXPECT_EQ(-EINVAL, graph_add(self->fd, self->good, self->good_len, "x13", scoped, 0));
+	/* accepted: a scoped probe with no root (first: no table yet), a root, limits */
+	id = graph_add(self->fd, f, flen, "s0", both | scoped, 1);
+	EXPECT_LT(0, id);
+	EXPECT_LT(0, graph_add(self->fd, f, flen, "s1", en | scoped, 0));
+	EXPECT_LT(0, graph_add(self->fd, f, flen, "s2", both | scoped, KTRACK_GRAPH_MAX_DEPTH));
+	/* s0 never passes: no root in the session (its hits are filtered) */
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(6, info.hits);	/* 3 entries + 3 exits */
+	EXPECT_EQ(6, info.filtered);
+	EXPECT_LT(0, graph_add(self->fd, f, flen, "r0", both | root, 0));
+	free(f);
 }
 
 TEST_F(desc, add_request_is_validated)

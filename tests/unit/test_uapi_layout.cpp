@@ -197,6 +197,12 @@ constexpr Pinned kLayout[] = {
     {"ktrack_probe_desc.spec_off", offsetof(struct ktrack_probe_desc, spec_off), 296},
     {"ktrack_probe_desc.spec_len", offsetof(struct ktrack_probe_desc, spec_len), 300},
     {"ktrack_probe_desc.actions_off", offsetof(struct ktrack_probe_desc, actions_off), 304},
+    // was __pad2 (must be 0): KTRACK_FEAT_GRAPH_SCOPE gave it a meaning
+    {"ktrack_probe_desc.graph_depth", offsetof(struct ktrack_probe_desc, graph_depth), 308},
+    {"KTRACK_FEAT_GRAPH_SCOPE", KTRACK_FEAT_GRAPH_SCOPE, 1ULL << 22},
+    {"KTRACK_PROBE_F_GRAPH_ROOT", KTRACK_PROBE_F_GRAPH_ROOT, 1U << 3},
+    {"KTRACK_PROBE_F_GRAPH_SCOPED", KTRACK_PROBE_F_GRAPH_SCOPED, 1U << 4},
+    {"KTRACK_GRAPH_MAX_DEPTH", KTRACK_GRAPH_MAX_DEPTH, 64},
     {"sizeof ktrack_probe_add", sizeof(struct ktrack_probe_add), 32},
     {"ktrack_probe_add.size", offsetof(struct ktrack_probe_add, size), 0},
     {"ktrack_probe_add.desc_size", offsetof(struct ktrack_probe_add, desc_size), 4},
@@ -385,7 +391,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 352u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 357u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "device/session.hpp"
+#include "probes/graph_scope.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/error.hpp"
 #include "util/size.hpp"
@@ -28,6 +29,11 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f) {
   cmd->add_option("--flight", f.flight,
                   "Flight recorder: keep the newest SIZE (64M, 1G) over all CPUs, read at the end (a "
                   "probe's '=> stop', Ctrl-C or -d)");
+  cmd->add_option("--graph", f.graph,
+                  "Record only calls made under FUNC (or MOD:FUNC), per task, with FUNC's entries and exits: "
+                  "the f probes given (default: FUNC's direct callees to --depth) become its call tree");
+  f.depth_opt = cmd->add_option(
+      "--depth", f.depth, "With --graph: calls at most N nested probed calls below FUNC (1..64, default 4)");
 }
 
 void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
@@ -46,6 +52,29 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
   if (!f.mode.empty()) o.mode = ktrack::parse_mode(f.mode);
   if (!f.clock.empty()) o.clock = ktrack::parse_clock(f.clock);
   if (!f.flight.empty()) o.flight_bytes = ktrack::parse_size(f.flight, "--flight");
+  if (f.depth_opt && f.depth_opt->count() && f.graph.empty())
+    throw ktrack::UsageError("--depth needs --graph FUNC (the function whose calls are recorded)");
+  if (!f.graph.empty()) {
+    uint32_t depth = f.depth_opt && f.depth_opt->count() ? f.depth : 4;
+    ktrack::check_graph_scope(f.graph, depth);
+    o.graph_root = f.graph;
+    o.graph_depth = depth;
+    if (o.specs.empty()) {
+      auto callees = ktrack::graph_callees_of_system(f.graph, depth);
+      if (!callees.nr_funcs)
+        throw ktrack::UsageError(fmt::format(
+            "--graph {}: no traceable function is called directly from it (to depth {}): give the functions "
+            "to record, e.g. 'f ext4_*'",
+            f.graph, depth));
+      o.specs = callees.specs;
+      fmt::print(stderr, "graph: {} functions called from {} (direct calls, to depth {}){}\n",
+                 callees.nr_funcs, f.graph, depth,
+                 callees.capped ? fmt::format(", capped at {} functions", KTRACK_PROBE_MAX_FUNCS) : "");
+      fmt::print(stderr,
+                 "graph: indirect calls (function pointers) are not followed: add their functions as specs, "
+                 "e.g. 'f ext4_*'\n");
+    }
+  }
   // A probe's '=> stop' ends the run, unless a '=> start' may resume it.
   bool stop = false, start = false;
   for (const auto &s : o.specs) {

@@ -24,10 +24,14 @@ struct CaptureFlags {
   std::string mode;
   std::string clock;
   std::string flight;
+  std::string graph;                       // --graph FUNC
+  uint32_t depth = 0;                      // --depth N
+  const CLI::Option *depth_opt = nullptr;  // given?
 };
 
 void add_capture_flags(CLI::App *cmd, CaptureFlags &f);
-// Validates and copies the flags; throws ktrack::UsageError.
+// Validates and copies the flags; throws ktrack::UsageError.  --graph with
+// no spec scopes FUNC's static callees (said on stderr, with how many).
 void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o);
 
 // Does some probe spec carry a '=> snapshot' action?

@@ -11,6 +11,10 @@
  *   "deep N"      a known deep stack for the stack tracer: ktrack_deep_frame()
  *                 recursing N times (N <= 16), each frame holding at least
  *                 KTRACK_DEEP_FRAME bytes, then ktrack_deep_leaf() once
+ *   "graph"       a small call tree for graph scoping: ktrack_gr_child(100)
+ *                 (-> ktrack_gr_grand(200)) outside the root, then
+ *                 ktrack_gr_root(1) -> ktrack_gr_child(2) -> ktrack_gr_grand(4)
+ *                 (returning 5, 6 and 7)
  *   "oops"        dereference NULL in ktrack_tpt_oops(): an oops that
  *                 kills the writer (tests/vm/crash-dump only)
  *   "bench N"     call ktrack_tpt_bench() N times in a tight loop and store
@@ -172,6 +176,26 @@ noinline int ktrack_deep_frame(unsigned int n)
 }
 EXPORT_SYMBOL_GPL(ktrack_deep_frame);
 
+/* Graph scoping's tree (not ktrack_tpt_*: globs over those count functions). */
+noinline int ktrack_gr_grand(int x)
+{
+	TPT_USE(x);
+	return x + 1;
+}
+EXPORT_SYMBOL_GPL(ktrack_gr_grand);
+
+noinline int ktrack_gr_child(int x)
+{
+	return ktrack_gr_grand(x * 2) + 1;
+}
+EXPORT_SYMBOL_GPL(ktrack_gr_child);
+
+noinline int ktrack_gr_root(int x)
+{
+	return ktrack_gr_child(x + 1) + 1;
+}
+EXPORT_SYMBOL_GPL(ktrack_gr_root);
+
 /* The crash dump's oops (tests/vm/crash-dump): a NULL dereference. */
 noinline int ktrack_tpt_oops(int *p)
 {
@@ -270,6 +294,9 @@ static ssize_t tpt_write(struct file *file, const char __user *ubuf, size_t len,
 		tpt_fire(v);
 	} else if (sscanf(cmd, "tpbench %u", &v) == 1) {
 		tpt_tp_bench(v);
+	} else if (!strncmp(cmd, "graph", 5)) {
+		ktrack_gr_child(100);
+		ktrack_gr_root(1);
 	} else if (!strncmp(cmd, "oops", 4)) {
 		ktrack_tpt_oops(NULL);
 	} else if (sscanf(cmd, "deep %u", &v) == 1) {

@@ -85,7 +85,7 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
   }
   if (change) session_->configure(config_);
 
-  setups_.push_back(probe_session_setup());
+  setups_.push_back(probe_session_setup(opts_.graph_root, opts_.graph_depth));
   for (const auto &ext : session_setups()) setups_.push_back(ext);
   for (auto &setup : setups_) {
     if (setup.describe) setup.describe(*session_, schemas_);

@@ -87,6 +87,10 @@ struct CaptureOptions {
   // last one after the stop.  Unset: snapshots stay in the kernel.
   std::function<void(Snapshot &&)> on_snapshot;
   std::vector<std::string> specs;  // positional arguments for the setup hooks
+  // --graph FUNC --depth N (probes/graph_scope.hpp): the probe setup adds a
+  // root probe on FUNC and scopes every f probe of 'specs' under it.  Empty: none.
+  std::string graph_root;
+  uint32_t graph_depth = 0;
 };
 
 struct CaptureStatus {

@@ -37,6 +37,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_STACK_TRACER, "stack-tracer"},
       {KTRACK_FEAT_DUMP_ON_OOPS, "dump-on-oops"},
       {KTRACK_FEAT_SNAPSHOT, "snapshot"},
+      {KTRACK_FEAT_GRAPH_SCOPE, "graph-scope"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

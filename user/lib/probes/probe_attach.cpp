@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "probes/graph_scope.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/error.hpp"
 
@@ -50,18 +51,37 @@ void remove_probes(Session &session, std::vector<std::string> &names) noexcept {
 
 }  // namespace
 
-SessionSetup probe_session_setup() {
+SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_depth) {
   auto attached = std::make_shared<std::vector<std::string>>();
   SessionSetup s;
   s.name = "probes";
-  s.attach = [attached](Session &session, SchemaRegistry &reg, std::vector<std::string> &specs,
-                        std::vector<std::string> &notes) {
+  s.attach = [attached, graph_root, graph_depth](Session &session, SchemaRegistry &reg,
+                                                 std::vector<std::string> &specs,
+                                                 std::vector<std::string> &notes) {
     // An argument that is no probe spec fails the command (Capture says
     // so): attach nothing then, and compile every spec before adding any,
     // so that a failing command leaves no probe behind.
     if (!std::all_of(specs.begin(), specs.end(), looks_like_probe_spec)) return;
     std::vector<CompiledProbe> compiled;
-    for (const auto &spec : specs) compiled.push_back(compile_probe_for_system(spec));
+    if (!graph_root.empty()) {
+      if (!(session.device().version().features & KTRACK_FEAT_GRAPH_SCOPE))
+        throw Error(
+            "the loaded ktrack.ko cannot scope probes to a function (no KTRACK_FEAT_GRAPH_SCOPE): unload it "
+            "and "
+            "run 'ktrackctl load' to load the module that matches this ktrackctl");
+      try {
+        compiled.push_back(compile_probe_for_system(graph_root_spec(graph_root)));
+      } catch (const Error &e) {
+        throw UsageError(fmt::format("--graph {}: {}", graph_root, e.what()));
+      }
+      mark_graph_root(compiled.back().spec);
+      compiled.back().blob = compile_probe(compiled.back().spec);
+    }
+    for (const auto &spec : specs) {
+      compiled.push_back(compile_probe_for_system(spec));
+      if (!graph_root.empty() && mark_graph_scoped(compiled.back().spec, graph_depth))
+        compiled.back().blob = compile_probe(compiled.back().spec);
+    }
     specs.clear();
     ProbeClient pc(session.fd());
     try {

@@ -20,7 +20,9 @@ bool looks_like_probe_spec(const std::string &s);
 std::string probe_summary(const ProbeInfo &p);
 
 // The SessionSetup that attaches probe specs; each call has its own record
-// of the probes it attached.
-SessionSetup probe_session_setup();
+// of the probes it attached.  With 'graph_root' (--graph FUNC --depth N):
+// first a root probe on it, and every f spec scoped under it
+// (probes/graph_scope.hpp).
+SessionSetup probe_session_setup(const std::string &graph_root = {}, uint32_t graph_depth = 0);
 
 }  // namespace ktrack

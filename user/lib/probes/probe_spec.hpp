@@ -103,6 +103,9 @@ struct ProbeSpec {
   // options
   uint32_t stack_depth = 0;
   uint64_t hit_limit = 0;
+  // graph scoping (probes/graph_scope.hpp): KTRACK_PROBE_F_GRAPH_* and desc.graph_depth
+  uint32_t graph_flags = 0;
+  uint32_t graph_depth = 0;
 
   bool has_exit() const { return kind == ProbeKind::kKretprobe || (kind == ProbeKind::kFuncs && exit); }
 };

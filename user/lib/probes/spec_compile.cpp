@@ -39,7 +39,9 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
       break;
     case ProbeKind::kFuncs:
       d.kind = KTRACK_PROBE_FUNCS;
-      d.flags = (spec.entry ? KTRACK_PROBE_F_ENTRY : 0) | (spec.exit ? KTRACK_PROBE_F_EXIT : 0);
+      d.flags =
+          (spec.entry ? KTRACK_PROBE_F_ENTRY : 0) | (spec.exit ? KTRACK_PROBE_F_EXIT : 0) | spec.graph_flags;
+      d.graph_depth = spec.graph_depth;
       break;
     case ProbeKind::kTracepoint:
       d.kind = KTRACK_PROBE_TRACEPOINT;
