@@ -232,7 +232,7 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 			    struct ktrack_probe_add *res)
 {
 	struct kt_probe *p, *q;
-	unsigned int n = 0;
+	unsigned int n = 0, n_roots = 0;
 	int ret;
 
 	p = kt_probe_from_desc(desc, size);
@@ -270,6 +270,7 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 			goto unlock;
 		}
 		n++;
+		n_roots += !!(q->flags & KTRACK_PROBE_F_GRAPH_ROOT);
 	}
 	if (n >= READ_ONCE(kt_max_probes)) {
 		ret = -ENOSPC;
@@ -282,7 +283,7 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 	p->state = KTRACK_PROBE_ST_PENDING;
 	/* a root's scopes: the table exists before its first hit */
 	if (p->flags & KTRACK_PROBE_F_GRAPH_ROOT) {
-		ret = kt_graph_prepare(s);
+		ret = kt_graph_prepare(s, !n_roots);
 		if (ret)
 			goto unlock;
 	}

@@ -21,9 +21,11 @@
  *
  * Limits (docs/UAPI.md): the table has KT_GRAPH_SLOTS slots and a task's
  * slot is one of KT_GRAPH_PROBE after its hash; a root entry that finds
- * none free is recorded but opens no scope.  A root probe removed while a
- * task is inside its function leaves that task's scope open until the
- * session is freed.
+ * none free is recorded but opens no scope (counted in the root's missed).
+ * A root probe removed while a task is inside its function leaves that
+ * task's scope open until the next first root probe of the session clears
+ * the table; a task that dies inside its root leaves a slot that the next
+ * task at its address frees (slots match pointer and start time).
  */
 #include <linux/atomic.h>
 #include <linux/hash.h>
@@ -40,6 +42,7 @@
 
 struct kt_graph_slot {
 	struct task_struct *task;	/* the owner, NULL while free or being claimed */
+	u64 start_time;			/* the owner's: a new task at a dead one's address differs */
 	atomic_t root_nest;		/* root functions the task is in */
 	atomic_t depth;			/* scoped calls the task is in */
 };
@@ -49,13 +52,29 @@ struct kt_graph {
 	struct kt_graph_slot slot[KT_GRAPH_SLOTS];
 };
 
-/* Process context, under kt_probe_lock: a ROOT probe is being added to 's'. */
-int kt_graph_prepare(struct ktrack_session *s)
+/*
+ * Process context, under kt_probe_lock: a ROOT probe is being added to 's'.
+ * With no other root on the session ('first'), no root handler runs: the
+ * scopes a task kept open (its root probe removed mid-call, a task that
+ * died inside the root) go, so a new run starts with none.  A scoped hit
+ * racing with the clearing finds its slot gone: outside, as it now is.
+ */
+int kt_graph_prepare(struct ktrack_session *s, bool first)
 {
-	struct kt_graph *g;
+	struct kt_graph *g = s->graph;
+	u32 i;
 
-	if (s->graph)
+	if (g) {
+		if (first) {
+			for (i = 0; i < KT_GRAPH_SLOTS; i++) {
+				WRITE_ONCE(g->slot[i].task, NULL);
+				atomic_set(&g->slot[i].depth, 0);
+				atomic_set(&g->slot[i].root_nest, 0);
+			}
+			atomic_set(&g->live, 0);
+		}
 		return 0;
+	}
 	g = kvzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return -ENOMEM;
@@ -71,6 +90,16 @@ void kt_graph_free(struct ktrack_session *s)
 	s->graph = NULL;
 }
 
+/* The outermost root call returns (or the slot's task is dead): free it. */
+static notrace void kt_graph_release(struct kt_graph *g, struct kt_graph_slot *s)
+{
+	atomic_set(&s->depth, 0);
+	atomic_dec(&g->live);
+	WRITE_ONCE(s->task, NULL);
+	atomic_set_release(&s->root_nest, 0);
+}
+NOKPROBE_SYMBOL(kt_graph_release);
+
 static notrace struct kt_graph_slot *kt_graph_find(struct kt_graph *g, struct task_struct *t)
 {
 	u32 h = hash_ptr(t, KT_GRAPH_BITS), i;
@@ -79,8 +108,20 @@ static notrace struct kt_graph_slot *kt_graph_find(struct kt_graph *g, struct ta
 	/* a released slot may lie before the task's: look at all of them */
 	for (i = 0; i < KT_GRAPH_PROBE; i++) {
 		s = &g->slot[(h + i) & (KT_GRAPH_SLOTS - 1)];
-		if (READ_ONCE(s->task) == t)
+		if (READ_ONCE(s->task) != t)
+			continue;
+		if (READ_ONCE(s->start_time) == t->start_time)
 			return s;
+		/*
+		 * A task that died inside its root left this slot; 't' got
+		 * its address.  Only 't' matches it, so 't' frees it, once
+		 * (an interrupt of 't' may be doing the same).
+		 */
+		if (cmpxchg(&s->task, t, NULL) == t) {
+			atomic_set(&s->depth, 0);
+			atomic_dec(&g->live);
+			atomic_set_release(&s->root_nest, 0);
+		}
 	}
 	return NULL;
 }
@@ -104,6 +145,7 @@ static notrace struct kt_graph_slot *kt_graph_claim(struct kt_graph *g, struct t
 			continue;
 		atomic_set(&s->depth, 0);
 		atomic_inc(&g->live);
+		WRITE_ONCE(s->start_time, t->start_time);
 		/* the counters are set before the task can find the slot */
 		smp_store_release(&s->task, t);
 		return s;
@@ -112,29 +154,28 @@ static notrace struct kt_graph_slot *kt_graph_claim(struct kt_graph *g, struct t
 }
 NOKPROBE_SYMBOL(kt_graph_claim);
 
-static notrace void kt_graph_root(struct kt_graph *g, bool exit)
+/* False when a root entry found no free slot: its call has no scope. */
+static notrace bool kt_graph_root(struct kt_graph *g, bool exit)
 {
 	struct kt_graph_slot *s = kt_graph_find(g, current);
 
 	if (!exit) {
-		if (s)
+		if (s) {
 			atomic_inc(&s->root_nest);
-		else
-			kt_graph_claim(g, current);	/* full: no scope */
-		return;
+			return true;
+		}
+		return kt_graph_claim(g, current) != NULL;
 	}
 	if (!s)
-		return;
+		return true;
 	/* nested contexts leave root_nest as they found it: no race here */
 	if (atomic_read(&s->root_nest) > 1) {
 		atomic_dec(&s->root_nest);
-		return;
+		return true;
 	}
 	/* the outermost root call returns: unpublish, then free the slot */
-	atomic_set(&s->depth, 0);
-	atomic_dec(&g->live);
-	WRITE_ONCE(s->task, NULL);
-	atomic_set_release(&s->root_nest, 0);
+	kt_graph_release(g, s);
+	return true;
 }
 NOKPROBE_SYMBOL(kt_graph_root);
 
@@ -172,8 +213,9 @@ notrace bool kt_graph_hit(struct kt_probe *p, bool exit)
 	struct kt_graph *g = READ_ONCE(p->session->graph);
 
 	if (p->flags & KTRACK_PROBE_F_GRAPH_ROOT) {
-		if (g)
-			kt_graph_root(g, exit);
+		/* the table full: recorded, but no tree (the root's 'missed') */
+		if (g && !kt_graph_root(g, exit))
+			this_cpu_inc(p->stats->missed);
 		return true;
 	}
 	return g && kt_graph_scoped(g, p->graph_depth, exit);

@@ -214,7 +214,7 @@ struct kt_probe {
 };
 
 /* probe_graph.c: KTRACK_PROBE_F_GRAPH_ROOT and _SCOPED */
-int kt_graph_prepare(struct ktrack_session *s);
+int kt_graph_prepare(struct ktrack_session *s, bool first);
 bool kt_graph_hit(struct kt_probe *p, bool exit);
 
 /* probe_profile.c: f probes with KTRACK_PROBE_F_PROFILE */

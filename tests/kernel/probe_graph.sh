@@ -43,8 +43,11 @@ for l in sys.stdin:
     fn = e.get("ip", "").split("+")[0]
     f = e.get("fields", {})
     val = ""
-    if "x" in f:
-        val = " x=%d" % f["x"] if edge == "entry" else " r=%d" % f["r"]
+    if ev in ("t", "a", "b"):  # the specs given (the generated probes are checked apart)
+        if edge == "entry" and "x" in f:
+            val = " x=%d" % f["x"]
+        elif edge == "exit" and "r" in f:
+            val = " r=%d" % f["r"]
     print("%s %s %s%s" % (ev, edge, fn, val))
 ' "$@"
 }
@@ -143,13 +146,32 @@ else
 	notok "no spec, --depth 1: one callee found, indirect calls said" "$(cat "$T/c1.out")"
 fi
 want='graph_root entry ktrack_gr_root
-graph_callees entry ktrack_gr_child
-graph_callees exit ktrack_gr_child
+ktrack_gr_child entry ktrack_gr_child
+ktrack_gr_child exit ktrack_gr_child
 graph_root exit ktrack_gr_root'
-same "no spec, --depth 1: ktrack_gr_child under the root only" "$want" "$(calls "$T/c1.ktr" graph_root graph_callees)"
+same "no spec, --depth 1: ktrack_gr_child under the root only, a probe of its own" "$want" \
+	"$(calls "$T/c1.ktr" graph_root ktrack_gr_child)"
+# values: the return value at exit (6); the argument (2) where the module has BTF
+"$K" report --json "$T/c1.ktr" | python3 -c '
+import json, sys
+ok = True
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("event") != "ktrack_gr_child":
+        continue
+    f = e.get("fields", {})
+    v = lambda x: int(x, 0) if isinstance(x, str) else x
+    if e.get("probe_event") == "exit":
+        ok &= v(f.get("ret", -1)) == 6
+    elif "x" in f:
+        ok &= v(f["x"]) == 2
+print("values-ok" if ok else "values-wrong")
+' >"$T/c1.vals"
+same "no spec: ktrack_gr_child's return value (6) at exit, its argument (2) where BTF names it" \
+	values-ok "$(cat "$T/c1.vals")"
 rec c2 --graph "$M:ktrack_gr_root" --depth 2
 same "no spec, MOD:FUNC --depth 2: child and grandchild under the root only" 4 \
-	"$(calls "$T/c2.ktr" graph_callees | wc -l)"
+	"$(calls "$T/c2.ktr" ktrack_gr_child ktrack_gr_grand | wc -l)"
 check "no spec, --depth 2: two callees said" grep -q "^graph: 2 functions called from" "$T/c2.out"
 
 # ---- a kernel function: vfs_read's subtree under cat ------------------------
@@ -158,22 +180,26 @@ rc=$?
 "$K" report --json "$T/v.ktr" | python3 -c '
 import json, sys
 open_ = {}
-roots = callees = outside = 0
+roots = callees = outside = args = rets = 0
 for l in sys.stdin:
     e = json.loads(l)
     ev, pid, edge = e.get("event"), e.get("pid"), e.get("probe_event")
     if ev == "graph_root":
         roots += 1
         open_[pid] = open_.get(pid, 0) + (1 if edge == "entry" else -1)
-    elif ev and ev.startswith("graph_callees"):
+    elif edge in ("entry", "exit"):
         callees += 1
         if open_.get(pid, 0) <= 0:
             outside += 1
-print("roots>0=%s callees>0=%s outside=%d" % (roots > 0, callees > 0, outside))
+        f = e.get("fields", {})
+        args += edge == "entry" and len(f) > 0
+        rets += edge == "exit" and "ret" in f
+print("roots>0=%s callees>0=%s outside=%d args>0=%s rets>0=%s" % (roots > 0, callees > 0, outside,
+      args > 0, rets > 0))
 ' >"$T/v.sum"
-if [ $rc = 0 ] && [ "$(cat "$T/v.sum")" = "roots>0=True callees>0=True outside=0" ] &&
+if [ $rc = 0 ] && [ "$(cat "$T/v.sum")" = "roots>0=True callees>0=True outside=0 args>0=True rets>0=True" ] &&
 	grep -q "^graph: [0-9]* functions called from vfs_read" "$T/v.out"; then
-	ok "record --graph vfs_read --depth 2 -- cat: its callees, each inside a vfs_read of its task"
+	ok "record --graph vfs_read --depth 2 -- cat: its callees, each inside a vfs_read of its task, with arguments and return values"
 else
 	notok "record --graph vfs_read --depth 2 -- cat (exit $rc)" "$(cat "$T/v.sum" "$T/v.out")"
 fi

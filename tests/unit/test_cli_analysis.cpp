@@ -11,6 +11,7 @@
 
 #include "analysis_fixture.hpp"
 #include "json_mini.hpp"
+#include "ktrackctl_path.hpp"
 #include "synth_trace.hpp"
 
 namespace fs = std::filesystem;
@@ -22,14 +23,7 @@ struct Result {
   std::string out, err;
 };
 
-std::string ktrackctl() {
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "";
-  self[n] = 0;
-  // build/user/tests/unit/test_x -> build/user/bin/ktrackctl
-  return (fs::path(self).parent_path() / "../../bin/ktrackctl").lexically_normal();
-}
+std::string ktrackctl() { return ktrackctl_path(); }
 
 Result run(const std::string &args) {
   static int seq = 0;

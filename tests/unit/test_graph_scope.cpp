@@ -14,6 +14,7 @@
 #include <map>
 
 #include "host/kallsyms.hpp"
+#include "ktrackctl_path.hpp"
 #include "probes/graph_scope.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/error.hpp"
@@ -161,6 +162,7 @@ TEST(GraphScope, CalleeClosureByDepth) {
   EXPECT_EQ(1u, c1.nr_funcs);
   EXPECT_FALSE(c1.capped);
   EXPECT_EQ(std::vector<std::string>{"f:graph_callees child"}, c1.specs);
+  EXPECT_EQ(std::vector<std::string>{"child"}, c1.targets);
 
   auto c2 = s.callees("root", 2);
   EXPECT_EQ(3u, c2.nr_funcs);
@@ -202,13 +204,7 @@ TEST(GraphScope, CalleeClosureIsCapped) {
 
 // ---- ktrackctl refuses bad options before opening anything --------------------
 
-std::string ktrackctl() {
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "";
-  self[n] = 0;
-  return (fs::path(self).parent_path() / "../../bin/ktrackctl").lexically_normal();
-}
+std::string ktrackctl() { return ktrackctl_path(); }
 
 // Runs ktrackctl ARGS; returns its exit status, stderr in 'err'.
 int run(const std::string &args, std::string &err) {
@@ -233,6 +229,16 @@ TEST(GraphScope, CliRefusesBadOptions) {
   EXPECT_EQ(1, run("trace --graph 'vfs_*' 'f:t vfs_read' -- true", err));
   EXPECT_NE(std::string::npos, err.find("give one function, FUNC or MOD:FUNC")) << err;
   EXPECT_NE(0, run("trace --graph vfs_read --depth x 'f:t vfs_read' -- true", err));
+}
+
+TEST(GraphScope, ProbeNamesAreValidAndUnique) {
+  EXPECT_EQ("vfs_read", graph_probe_name("vfs_read", 3));
+  EXPECT_EQ("_foo_isra_0_3", graph_probe_name("foo.isra.0", 3));
+  const std::string longname(40, 'a');
+  const std::string a = graph_probe_name(longname, 7), b = graph_probe_name(longname, 12);
+  EXPECT_LT(a.size(), size_t{KTRACK_PROBE_NAME_MAX});
+  EXPECT_LT(b.size(), size_t{KTRACK_PROBE_NAME_MAX});
+  EXPECT_NE(a, b);
 }
 
 }  // namespace

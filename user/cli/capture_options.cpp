@@ -4,10 +4,12 @@
 
 #include <csignal>
 #include <cstdio>
+#include <set>
 
 #include "command.hpp"
 #include "device/session.hpp"
 #include "probes/graph_scope.hpp"
+#include "probes/probe_batch.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/error.hpp"
 #include "util/size.hpp"
@@ -67,6 +69,21 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
             "to record, e.g. 'f ext4_*'",
             f.graph, depth));
       o.specs = callees.specs;
+      if (callees.targets.size() <= ktrack::kGraphValueProbes) {
+        // a probe each: every function's arguments and return value (BTF)
+        ktrack::SystemSymbols syms;
+        ktrack::ProbeCompiler pc = ktrack::ProbeCompiler::for_system(syms);
+        o.specs.clear();
+        std::set<std::string> names{"graph_root"};
+        for (size_t i = 0; i < callees.targets.size(); i++) {
+          const std::string &t = callees.targets[i];
+          const std::string func = t.substr(t.find(':') == std::string::npos ? 0 : t.find(':') + 1);
+          std::string name = ktrack::graph_probe_name(func, i);
+          // the same name in two modules: the second gets its index
+          if (!names.insert(name).second) names.insert(name = ktrack::graph_probe_name("." + func, i));
+          o.specs.push_back(ktrack::graph_value_spec(pc, name, t));
+        }
+      }
       fmt::print(stderr, "graph: {} functions called from {} (direct calls, to depth {}){}\n",
                  callees.nr_funcs, f.graph, depth,
                  callees.capped ? fmt::format(", capped at {} functions", KTRACK_PROBE_MAX_FUNCS) : "");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -14,7 +15,7 @@
 #include <unordered_map>
 
 #include "host/kallsyms.hpp"
-#include "host/tracefs.hpp"
+#include "probes/probe_batch.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -58,6 +59,30 @@ void check_graph_scope(const std::string &func, uint32_t depth) {
 }
 
 std::string graph_root_spec(const std::string &func) { return fmt::format("f:graph_root {}%both", func); }
+
+std::string graph_value_spec(ProbeCompiler &pc, const std::string &name, const std::string &target) {
+  const std::string base = fmt::format("f:{} {}%both", name, target);
+  // (retval= when an argument is named ret)
+  for (const char *values : {" $$args ret=$retval", " $$args retval=$retval", " $$args", " ret=$retval"}) {
+    try {
+      pc.compile(base + values);
+      return base + values;
+    } catch (const Error &) {
+      // no BTF prototype, a void function, a module without BTF: fewer values
+    }
+  }
+  return base;
+}
+
+std::string graph_probe_name(const std::string &func, size_t index) {
+  // a C identifier, as probe names are; the index keeps changed names apart
+  std::string n;
+  for (char c : func) n += std::isalnum((unsigned char)c) || c == '_' ? c : '_';
+  if (!n.empty() && n == func && !std::isdigit((unsigned char)n[0]) && n.size() < KTRACK_PROBE_NAME_MAX)
+    return n;
+  std::string tail = fmt::format("_{}", index);
+  return "_" + n.substr(0, KTRACK_PROBE_NAME_MAX - 2 - tail.size()) + tail;
+}
 
 void mark_graph_root(ProbeSpec &spec) {
   spec.entry = spec.exit = true;
@@ -168,7 +193,10 @@ CalleeSet graph_callees(const KallsymsIndex &syms, const std::vector<std::string
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     std::string list;
-    for (const auto &n : names) list += (list.empty() ? "" : ",") + n;
+    for (const auto &n : names) {
+      list += (list.empty() ? "" : ",") + n;
+      r.targets.push_back(mod.empty() ? n : mod + ":" + n);
+    }
     std::string name = i ? fmt::format("graph_callees{}", i) : "graph_callees";
     r.specs.push_back(mod.empty() ? fmt::format("f:{} {}", name, list)
                                   : fmt::format("f:{} {}:{}", name, mod, list));
@@ -184,7 +212,11 @@ class Kcore {
  public:
   Kcore() {
     fd_ = ::open("/proc/kcore", O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw SysError("open /proc/kcore (graph callees)", errno);
+    if (fd_ < 0)
+      throw Error(fmt::format(
+          "cannot read /proc/kcore to find the callees ({}): give the functions to record as specs, e.g. "
+          "'f ext4_*'",
+          std::strerror(errno)));
     Elf64_Ehdr eh;
     if (::pread(fd_, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
@@ -220,14 +252,8 @@ class Kcore {
 CalleeSet graph_callees_of_system(const std::string &func, uint32_t depth) {
   auto syms = KallsymsIndex::system();
   if (syms.empty()) throw Error("/proc/kallsyms shows no addresses (kptr_restrict?): cannot find callees");
-  std::vector<std::string> traceable;
-  if (auto text = tracefs_read("available_filter_functions")) {
-    std::string_view rest = *text;
-    while (!rest.empty()) {
-      std::string_view line = next_line(rest);
-      if (!line.empty()) traceable.emplace_back(line);
-    }
-  }
+  SystemSymbols system;
+  const std::vector<std::string> traceable = system.filter_functions();
   Kcore kcore;
   return graph_callees(syms, traceable, func, depth,
                        [&](uint64_t addr, size_t len) { return kcore.read(addr, len); });

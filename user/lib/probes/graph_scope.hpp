@@ -17,6 +17,7 @@
 namespace ktrack {
 
 class KallsymsIndex;
+class ProbeCompiler;
 
 // Throws UsageError unless FUNC ("FUNC" or "MOD:FUNC") and DEPTH
 // (1..KTRACK_GRAPH_MAX_DEPTH) make a graph scope.
@@ -24,6 +25,20 @@ void check_graph_scope(const std::string &func, uint32_t depth);
 
 // "f:graph_root FUNC%both": the root probe of a scope.
 std::string graph_root_spec(const std::string &func);
+// The spec that records the most of TARGET's calls ("NAME" or "MOD:NAME"):
+// its arguments at entry ($$args, named and typed by BTF) and its return
+// value at exit (ret=$retval, unless it returns void), with fewer of them
+// where BTF does not describe the function; the first of
+//   f:NAME TARGET%both $$args ret=$retval | ... $$args | ... ret=$retval | f:NAME TARGET%both
+// that compiles.
+std::string graph_value_spec(ProbeCompiler &pc, const std::string &name, const std::string &target);
+// Callee sets up to this many functions get a probe each, with their values
+// (graph_value_spec); larger ones one probe per module, without values.
+constexpr size_t kGraphValueProbes = 64;
+// A probe name for function 'func': the name itself when it is a C
+// identifier of at most 31 characters, else '_' + the name made one, cut,
+// + '_INDEX' ("foo.isra.0" -> "_foo_isra_0_3").
+std::string graph_probe_name(const std::string &func, size_t index);
 // Marks 'spec' as the root probe (entries and exits, KTRACK_PROBE_F_GRAPH_ROOT).
 void mark_graph_root(ProbeSpec &spec);
 // Marks an f spec as scoped: entries and exits, KTRACK_PROBE_F_GRAPH_SCOPED,
@@ -38,6 +53,7 @@ std::vector<uint64_t> direct_call_targets(std::span<const uint8_t> code, uint64_
 struct CalleeSet {
   // "f:graph_callees FUNC,FUNC,..." per module ("" first), ready to compile
   std::vector<std::string> specs;
+  std::vector<std::string> targets;  // the functions, "NAME" or "MOD:NAME", in spec order
   size_t nr_funcs = 0;
   bool capped = false;  // more than KTRACK_PROBE_MAX_FUNCS were found
 };

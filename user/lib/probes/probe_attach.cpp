@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "probes/graph_scope.hpp"
+#include "probes/probe_batch.hpp"
 #include "probes/probe_spec.hpp"
 #include "util/error.hpp"
 
@@ -39,7 +40,10 @@ namespace {
 void remove_probes(Session &session, std::vector<std::string> &names) noexcept {
   if (names.empty()) return;
   ProbeClient pc(session.fd());
-  for (const auto &n : names) {
+  // the last added first: a graph's scoped probes before its root, so that
+  // no scope is left open by a root taken off mid-call while they run
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    const std::string &n = *it;
     try {
       pc.del(n);
     } catch (const std::exception &e) {
@@ -70,7 +74,9 @@ SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_d
             "and "
             "run 'ktrackctl load' to load the module that matches this ktrackctl");
       try {
-        compiled.push_back(compile_probe_for_system(graph_root_spec(graph_root)));
+        SystemSymbols syms;
+        ProbeCompiler pc = ProbeCompiler::for_system(syms);
+        compiled.push_back(pc.compile(graph_value_spec(pc, "graph_root", graph_root)));
       } catch (const Error &e) {
         throw UsageError(fmt::format("--graph {}: {}", graph_root, e.what()));
       }
