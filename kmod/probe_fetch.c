@@ -548,7 +548,7 @@ static notrace void kt_actions_after(struct kt_probe *p)
 	u16 i;
 
 	/* SNAPSHOT first: a STOP of the same hit would refuse its trigger record */
-	for (i = 0; i < p->nr_actions; i++) {
+	for (i = 0; p->has_snapshot && i < p->nr_actions; i++) {
 		struct kt_action *a = &p->actions[i];
 
 		if (a->type == KTRACK_ACT_SNAPSHOT && kt_action_take(a, &nth) &&

@@ -90,12 +90,18 @@ void kt_graph_free(struct ktrack_session *s)
 	s->graph = NULL;
 }
 
-/* The outermost root call returns (or the slot's task is dead): free it. */
-static notrace void kt_graph_release(struct kt_graph *g, struct kt_graph_slot *s)
+/*
+ * Free 't''s slot: its outermost root call returns, or 't' found a slot a
+ * dead task left at its address.  Once: an interrupt of 't' may be doing
+ * the same.  root_nest turns 0 last, so nobody claims it half freed.
+ */
+static notrace void kt_graph_release(struct kt_graph *g, struct kt_graph_slot *s,
+				     struct task_struct *t)
 {
+	if (cmpxchg(&s->task, t, NULL) != t)
+		return;
 	atomic_set(&s->depth, 0);
 	atomic_dec(&g->live);
-	WRITE_ONCE(s->task, NULL);
 	atomic_set_release(&s->root_nest, 0);
 }
 NOKPROBE_SYMBOL(kt_graph_release);
@@ -112,16 +118,8 @@ static notrace struct kt_graph_slot *kt_graph_find(struct kt_graph *g, struct ta
 			continue;
 		if (READ_ONCE(s->start_time) == t->start_time)
 			return s;
-		/*
-		 * A task that died inside its root left this slot; 't' got
-		 * its address.  Only 't' matches it, so 't' frees it, once
-		 * (an interrupt of 't' may be doing the same).
-		 */
-		if (cmpxchg(&s->task, t, NULL) == t) {
-			atomic_set(&s->depth, 0);
-			atomic_dec(&g->live);
-			atomic_set_release(&s->root_nest, 0);
-		}
+		/* a task that died inside its root: only 't' matches it */
+		kt_graph_release(g, s, t);
 	}
 	return NULL;
 }
@@ -174,7 +172,7 @@ static notrace bool kt_graph_root(struct kt_graph *g, bool exit)
 		return true;
 	}
 	/* the outermost root call returns: unpublish, then free the slot */
-	kt_graph_release(g, s);
+	kt_graph_release(g, s, current);
 	return true;
 }
 NOKPROBE_SYMBOL(kt_graph_root);

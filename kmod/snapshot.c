@@ -53,7 +53,7 @@ notrace bool ktrack_snapshot_claim(struct ktrack_session *s)
 {
 	struct ktrack_snap *sn = &s->snap;
 
-	if (READ_ONCE(s->cfg.mode) != KTRACK_MODE_OVERWRITE ||
+	if (!ktrack_session_overwrite(s) ||
 	    atomic_cmpxchg(&sn->state, KT_SNAP_IDLE, KT_SNAP_REQUESTED) != KT_SNAP_IDLE) {
 		atomic64_inc(&sn->missed);
 		return false;

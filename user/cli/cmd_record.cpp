@@ -66,9 +66,8 @@ const Command trace_cmd(30, [](CLI::App &app) {
   cmd->callback([o] {
     if (has_snapshot_action(o->cap.specs))
       throw ktrack::UsageError(
-          "'=> snapshot' saves copies to files: use 'ktrackctl record --flight SIZE -o FILE' (each copy goes "
-          "to "
-          "FILE.snapN.ktr)");
+          "'=> snapshot' saves copies to files: use 'ktrackctl record --flight SIZE -o FILE' (each copy "
+          "goes to FILE.snapN.ktr)");
     apply_capture_flags(o->flags, o->cap);
     CommandUnderCapture command;
     ktrack::StopSignals signals;

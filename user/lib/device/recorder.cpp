@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstring>
-
+#include "device/ring_reader.hpp"
 #include "format/merge.hpp"
 #include "util/error.hpp"
 
@@ -48,15 +47,12 @@ uint64_t write_snapshot(Capture &cap, const std::string &path, std::string_view 
   meta.extra["snapshot_probe_id"] = std::to_string(snap.probe_id);
   TraceWriter w(path, meta, cap.schemas(), kallsyms, codec);
   RecordMerger merger;
-  const std::vector<uint8_t> &b = snap.records;
-  for (size_t off = 0; off + sizeof(ktrack_rec_hdr) <= b.size();) {
-    ktrack_rec_hdr h;
-    std::memcpy(&h, b.data() + off, sizeof(h));
-    if (h.len < sizeof(h) || h.len % KTRACK_REC_ALIGN || off + h.len > b.size())
-      throw Error(fmt::format("snapshot {}: a malformed record at byte {} (len {})", snap.seq, off, h.len));
-    merger.push(std::span<const uint8_t>(b.data() + off, h.len));
-    off += h.len;
-  }
+  const auto bytes = std::as_bytes(std::span(snap.records));
+  size_t used = for_each_record(bytes, [&](std::span<const std::byte> r) {
+    merger.push(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
+  });
+  if (used != bytes.size())
+    throw Error(fmt::format("snapshot {}: its last record is cut at byte {}", snap.seq, used));
   std::span<const uint8_t> rec;
   while (merger.pop(rec)) w.write_records(rec);
   const uint64_t n = w.records();

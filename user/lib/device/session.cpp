@@ -320,9 +320,8 @@ std::optional<Snapshot> Session::take_snapshot() {
     }
     if (rc == -ENOTTY)
       throw Error(
-          "cannot take a snapshot: this ktrack.ko has no snapshots ('ktrackctl version' lists 'snapshot' "
-          "among "
-          "the features): load the module built with this ktrackctl");
+          "cannot take a snapshot: this ktrack.ko has no snapshots ('ktrackctl version' lists "
+          "'snapshot' among the features): load the module built with this ktrackctl");
     if (rc < 0) throw SysError("take the session's snapshot", -rc);
     snap.records.resize(req.buf_len);
     snap.ts = req.ts;

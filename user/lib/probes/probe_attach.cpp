@@ -70,9 +70,8 @@ SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_d
     if (!graph_root.empty()) {
       if (!(session.device().version().features & KTRACK_FEAT_GRAPH_SCOPE))
         throw Error(
-            "the loaded ktrack.ko cannot scope probes to a function (no KTRACK_FEAT_GRAPH_SCOPE): unload it "
-            "and "
-            "run 'ktrackctl load' to load the module that matches this ktrackctl");
+            "the loaded ktrack.ko cannot scope probes to a function (no KTRACK_FEAT_GRAPH_SCOPE): unload "
+            "it and run 'ktrackctl load' to load the module that matches this ktrackctl");
       try {
         SystemSymbols syms;
         ProbeCompiler pc = ProbeCompiler::for_system(syms);
