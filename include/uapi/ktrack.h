@@ -34,6 +34,7 @@
 #define KTRACK_FEAT_DUMP_ON_OOPS (1ULL << 20)	/* KTRACK_CFG_F_DUMP_ON_OOPS, crash_dump.c */
 #define KTRACK_FEAT_SNAPSHOT	(1ULL << 21)	/* KTRACK_ACT_SNAPSHOT, KTRACK_IOC_SNAPSHOT_GET */
 #define KTRACK_FEAT_GRAPH_SCOPE	(1ULL << 22)	/* KTRACK_PROBE_F_GRAPH_*, desc.graph_depth */
+#define KTRACK_FEAT_UPROBE	(1ULL << 23)	/* KTRACK_PROBE_UPROBE, _URETPROBE */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -361,6 +362,18 @@ struct ktrack_snapshot {
 #define KTRACK_PROBE_FUNCS	3	/* f: funcs list, entry and/or exit */
 #define KTRACK_PROBE_TRACEPOINT	4	/* t: symbol = event name */
 #define KTRACK_PROBE_EVENT	5	/* e: symbol = "SUBSYS/EVENT", a trace event */
+/*
+ * u and ur (KTRACK_FEAT_UPROBE): a user-space instruction.  nr_funcs = 1
+ * and funcs holds the file's absolute path; offset is the instruction's
+ * byte offset in that file (an ELF address turned into a file offset by
+ * the caller); symbol is the ELF symbol for display, or "".  addr and
+ * module are 0 and "".  Records carry the user ip; fetches read user
+ * memory (every dereference has KTRACK_FETCH_F_USER, strings are
+ * KTRACK_FETCH_T_USTRING) and $stackN the user stack; no stack_depth.
+ */
+#define KTRACK_PROBE_UPROBE	6	/* u: entry (any instruction) */
+#define KTRACK_PROBE_URETPROBE	7	/* ur: return of the function at offset */
+#define KTRACK_PROBE_PATH_MAX	4096	/* u/ur: funcs_len, the path and its NUL */
 #define KTRACK_PROBE_F_ENTRY	(1U << 0)	/* f: record entries */
 #define KTRACK_PROBE_F_EXIT	(1U << 1)	/* f: record exits */
 /*
@@ -518,6 +531,7 @@ struct ktrack_probe_action {
 #define KTRACK_MECH_KPROBE_FTRACE 4	/* no fprobe: kprobes (ftrace) + kretprobes per function */
 #define KTRACK_MECH_TRACEPOINT	5
 #define KTRACK_MECH_PERF_EVENT	6	/* e: a kernel perf event per CPU */
+#define KTRACK_MECH_UPROBE	7	/* u, ur: uprobe_register() */
 #define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
 #define KTRACK_PROBE_ST_ARMED	 2
 #define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */

@@ -203,6 +203,11 @@ constexpr Pinned kLayout[] = {
     {"KTRACK_PROBE_F_GRAPH_ROOT", KTRACK_PROBE_F_GRAPH_ROOT, 1U << 3},
     {"KTRACK_PROBE_F_GRAPH_SCOPED", KTRACK_PROBE_F_GRAPH_SCOPED, 1U << 4},
     {"KTRACK_GRAPH_MAX_DEPTH", KTRACK_GRAPH_MAX_DEPTH, 64},
+    {"KTRACK_FEAT_UPROBE", KTRACK_FEAT_UPROBE, 1ULL << 23},
+    {"KTRACK_PROBE_UPROBE", KTRACK_PROBE_UPROBE, 6},
+    {"KTRACK_PROBE_URETPROBE", KTRACK_PROBE_URETPROBE, 7},
+    {"KTRACK_PROBE_PATH_MAX", KTRACK_PROBE_PATH_MAX, 4096},
+    {"KTRACK_MECH_UPROBE", KTRACK_MECH_UPROBE, 7},
     {"sizeof ktrack_probe_add", sizeof(struct ktrack_probe_add), 32},
     {"ktrack_probe_add.size", offsetof(struct ktrack_probe_add, size), 0},
     {"ktrack_probe_add.desc_size", offsetof(struct ktrack_probe_add, desc_size), 4},
@@ -391,7 +396,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 357u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 362u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 
