@@ -68,6 +68,8 @@ u64 ktrack_probe_features(void)
 	if (KTRACK_HAVE_TP_PROBES)
 		f |= KTRACK_FEAT_TRACEPOINT;
 	f |= KTRACK_FEAT_EVENT_PROBE | KTRACK_FEAT_EVENT_BY_NAME;
+	if (IS_ENABLED(CONFIG_UPROBES))
+		f |= KTRACK_FEAT_UPROBE;
 
 	if (KTRACK_HAVE_FPROBE)
 		f |= KTRACK_FEAT_FPROBE;
@@ -86,6 +88,8 @@ static const struct kt_probe_ops *const kt_probe_kinds[] = {
 	[KTRACK_PROBE_FUNCS] = KTRACK_HAVE_FPROBE ? &kt_fprobe_ops : &kt_kprobe_funcs_ops,
 	[KTRACK_PROBE_TRACEPOINT] = &kt_tp_ops,
 	[KTRACK_PROBE_EVENT] = &kt_event_ops,
+	[KTRACK_PROBE_UPROBE] = &kt_uprobe_ops,
+	[KTRACK_PROBE_URETPROBE] = &kt_uprobe_ops,
 };
 
 static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
@@ -100,8 +104,8 @@ static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
  */
 bool kt_locked_down(const struct kt_probe *p)
 {
-	if ((p->mechanism == KTRACK_MECH_TRACEPOINT || p->mechanism == KTRACK_MECH_PERF_EVENT) &&
-	    !p->reads_kernel)
+	if ((p->mechanism == KTRACK_MECH_TRACEPOINT || p->mechanism == KTRACK_MECH_PERF_EVENT ||
+	     p->mechanism == KTRACK_MECH_UPROBE) && !p->reads_kernel)
 		return false;
 	return security_locked_down(LOCKDOWN_KPROBES) != 0;
 }
@@ -204,19 +208,33 @@ static void kt_remove(struct kt_probe *p, struct list_head *gone)
 
 /*
  * Free what kt_remove() took out, after one wait for the handlers of all
- * of them (tracepoints need one; kprobes and fprobes wait in their
- * unregister), with kt_probe_lock not held: removing many t probes costs
- * one grace period (e probes: the same wait), and module load and unload never wait behind it.
+ * of them (tracepoints need one, uprobes on 6.12 another; kprobes and
+ * fprobes wait in their unregister), with kt_probe_lock not held: removing
+ * many t probes costs one grace period (e probes: the same wait), and
+ * module load and unload never wait behind it.
  */
 static void kt_free_gone(struct list_head *gone)
 {
+	void (*done[4])(void) = { NULL };
 	struct kt_probe *p, *tmp;
-	bool sync = false;
+	unsigned int i;
 
-	list_for_each_entry(p, gone, node)
-		sync |= p->ops->sync_disarm != NULL;
-	if (sync)
-		kt_tp_ops.sync_disarm();
+	list_for_each_entry(p, gone, node) {
+		void (*sync)(void) = p->ops->sync_disarm;
+
+		for (i = 0; sync && i < ARRAY_SIZE(done); i++) {
+			if (done[i] == sync)
+				break;
+			if (!done[i]) {
+				done[i] = sync;
+				sync();
+				break;
+			}
+		}
+		/* (never: fewer kinds of wait than slots) */
+		if (sync && i == ARRAY_SIZE(done))
+			sync();
+	}
 	list_for_each_entry_safe(p, tmp, gone, node) {
 		list_del(&p->node);
 		kt_probe_free(p);

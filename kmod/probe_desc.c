@@ -90,8 +90,9 @@ bool kt_fetch_reads_kernel(const struct kt_fetch *f)
 static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fetch *uf,
 			  struct kt_fetch *f)
 {
-	bool exit_ok = p->kind == KTRACK_PROBE_KRETPROBE ||
+	bool exit_ok = p->kind == KTRACK_PROBE_KRETPROBE || p->kind == KTRACK_PROBE_URETPROBE ||
 		       (p->kind == KTRACK_PROBE_FUNCS && (p->flags & KTRACK_PROBE_F_EXIT));
+	bool is_user = kt_probe_is_user(p);
 	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT && p->kind != KTRACK_PROBE_EVENT;
 	bool is_event = p->kind == KTRACK_PROBE_EVENT;
 	u16 all_flags = KTRACK_FETCH_F_USER | KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC |
@@ -148,6 +149,10 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 	}
 	/* arrays are memory: they need a dereference */
 	if (f->count > 1 && !f->nderef)
+		return -EINVAL;
+	/* u, ur: the memory is the user task's, never the kernel's */
+	if (is_user && ((f->nderef && !(f->flags & KTRACK_FETCH_F_USER)) ||
+			(f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM)))
 		return -EINVAL;
 
 	switch (f->src) {
@@ -430,6 +435,22 @@ static bool kt_str_section_ok(const struct ktrack_probe_desc *d, u32 off, u32 le
 }
 
 /*
+ * u, ur: funcs holds one absolute path, and nothing else names the target;
+ * the offset is in the file (uprobe_register() checks it against its size).
+ */
+static int kt_check_upath(const struct ktrack_probe_desc *d)
+{
+	const char *path = (const char *)d + d->funcs_off;
+
+	if (d->nr_funcs != 1 || d->funcs_len < 2 || d->funcs_len > KTRACK_PROBE_PATH_MAX ||
+	    path[0] != '/' || strnlen(path, d->funcs_len) + 1 != d->funcs_len)
+		return -EINVAL;
+	if (d->addr || d->module[0] || d->stack_depth || d->offset > U32_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * Build a probe from 'desc' (kvmalloc'ed, 'size' bytes, owned by the probe
  * on success).  Returns the probe or an ERR_PTR.
  */
@@ -476,7 +497,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
 	    d->version != KTRACK_PROBE_DESC_VERSION)
 		return ERR_PTR(-EINVAL);
-	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_EVENT)
+	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_URETPROBE)
 		return ERR_PTR(-EINVAL);
 	if (d->flags & ~all_flags)
 		return ERR_PTR(-EINVAL);
@@ -537,6 +558,11 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	case KTRACK_PROBE_FUNCS:
 		/* with a module, the names are globs over its functions */
 		if (d->symbol[0] || d->addr || d->offset || !d->nr_funcs)
+			return ERR_PTR(-EINVAL);
+		break;
+	case KTRACK_PROBE_UPROBE:
+	case KTRACK_PROBE_URETPROBE:
+		if (kt_check_upath(d))
 			return ERR_PTR(-EINVAL);
 		break;
 	}
@@ -601,6 +627,15 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		if (ret)
 			goto err;
 	}
+	if (kt_probe_is_user(p)) {
+		p->upath = (const char *)desc + d->funcs_off;
+		/* a kernel stack says nothing of a user probe's hit */
+		for (i = 0; i < p->nr_actions; i++)
+			if (p->actions[i].type == KTRACK_ACT_STACK) {
+				ret = -EINVAL;
+				goto err;
+			}
+	}
 	if (p->flags & KTRACK_PROBE_F_PROFILE) {
 		ret = kt_profile_alloc(p);
 		if (ret)
@@ -622,6 +657,7 @@ err:
 void kt_probe_free(struct kt_probe *p)
 {
 	kt_modglob_release(p);
+	kt_uprobe_free(p);
 	kfree(p->funcs);
 	kfree(p->kps);
 	kfree(p->rps);

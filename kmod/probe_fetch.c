@@ -135,6 +135,17 @@ static notrace unsigned long kt_field(const struct kt_fetch *f, const struct kt_
 }
 NOKPROBE_SYMBOL(kt_field);
 
+/* Word n of a user stack (0 when it cannot be read). */
+static notrace unsigned long kt_user_stack_nth(struct pt_regs *regs, unsigned int n)
+{
+	unsigned long v;
+
+	if (kt_read(&v, user_stack_pointer(regs) + n * sizeof(v), sizeof(v), true))
+		return 0;
+	return v;
+}
+NOKPROBE_SYMBOL(kt_user_stack_nth);
+
 static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt_fetch_ctx *c)
 {
 	switch (f->src) {
@@ -143,6 +154,8 @@ static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt
 	case KTRACK_FETCH_SRC_REG:
 		return c->regs ? regs_get_register(c->regs, f->param) : 0;
 	case KTRACK_FETCH_SRC_STACK:
+		if (c->regs && user_mode(c->regs))	/* u, ur: the user stack */
+			return kt_user_stack_nth(c->regs, f->param);
 		return c->regs ? regs_get_kernel_stack_nth(c->regs, f->param) : 0;
 	case KTRACK_FETCH_SRC_RETVAL:
 		return c->exit ? c->retval : 0;

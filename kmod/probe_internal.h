@@ -12,6 +12,7 @@
  *   probe_event.c   trace event records through perf (e)
  *   probe_event_fields.c  e fields named before their module loads
  *   probe_graph.c   graph scoping: ROOT and SCOPED f probes
+ *   probe_uprobe.c  uprobe attach (u, ur)
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
@@ -29,6 +30,7 @@ struct module;
 struct perf_event;
 struct pt_regs;
 struct tracepoint;
+struct kt_uprobe;
 
 /* A validated fetch step (see struct ktrack_probe_fetch). */
 struct kt_fetch {
@@ -211,7 +213,18 @@ struct kt_probe {
 	struct kt_probe_stats __percpu *stats;
 	struct kt_profile *profile;	/* KTRACK_PROBE_F_PROFILE: per-CPU tables */
 	u32 graph_depth;		/* KTRACK_PROBE_F_GRAPH_SCOPED: 0 = no limit */
+	const char *upath;		/* u, ur: the file, into desc */
+	struct kt_uprobe *up;		/* u, ur: from the first arm until freed */
 };
+
+/* u and ur: user-space probes (probe_uprobe.c) */
+static inline bool kt_probe_is_user(const struct kt_probe *p)
+{
+	return p->kind == KTRACK_PROBE_UPROBE || p->kind == KTRACK_PROBE_URETPROBE;
+}
+
+extern const struct kt_probe_ops kt_uprobe_ops;
+void kt_uprobe_free(struct kt_probe *p);
 
 /* probe_graph.c: KTRACK_PROBE_F_GRAPH_ROOT and _SCOPED */
 int kt_graph_prepare(struct ktrack_session *s, bool first);
