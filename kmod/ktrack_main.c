@@ -168,6 +168,7 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
 		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | KTRACK_FEAT_PROFILE | KTRACK_FEAT_STACK_TRACER |
 		     KTRACK_FEAT_DUMP_ON_OOPS | KTRACK_FEAT_SNAPSHOT | KTRACK_FEAT_GRAPH_SCOPE |
+		     KTRACK_FEAT_PID_TREE |
 		     ktrack_probe_features() |
 		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));

@@ -81,18 +81,43 @@ static notrace u16 ctx_flags(void)
 	return KTRACK_RECF_CTX_TASK;
 }
 
+static notrace bool pid_listed(const struct ktrack_session *s, pid_t pid)
+{
+	u32 i;
+
+	for (i = 0; i < s->cfg.nr_pids; i++)
+		if (s->cfg.pids[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * KTRACK_CFG_F_PID_TREE: is a process 'current' descends from listed?
+ * Preemption is disabled (an RCU read side): the parents cannot be freed
+ * under the walk.
+ */
+static notrace bool pid_tree_listed(const struct ktrack_session *s)
+{
+	struct task_struct *t = current;
+	unsigned int depth;
+
+	for (depth = 0; depth < KTRACK_PID_TREE_DEPTH && t->pid > 1; depth++) {
+		t = rcu_dereference_sched(t->real_parent);
+		if (pid_listed(s, t->tgid))
+			return true;
+	}
+	return false;
+}
+
 static notrace bool filtered_out(const struct ktrack_session *s, int cpu)
 {
-	u32 i, n = s->cfg.nr_pids;
-
 	if (s->cfg.cpu_mask && (cpu >= 64 || !(s->cfg.cpu_mask & BIT_ULL(cpu))))
 		return true;
-	if (!n)
+	if (!s->cfg.nr_pids)
 		return false;
-	for (i = 0; i < n; i++)
-		if (s->cfg.pids[i] == current->pid || s->cfg.pids[i] == current->tgid)
-			return false;
-	return true;
+	if (pid_listed(s, current->pid) || pid_listed(s, current->tgid))
+		return false;
+	return !(s->cfg.flags & KTRACK_CFG_F_PID_TREE) || !pid_tree_listed(s);
 }
 
 /* 'n' records dropped at 'ts' (2 for a linked pair). */

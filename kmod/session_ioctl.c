@@ -27,7 +27,7 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
 	if (ret)
 		return ret;
-	if ((c.flags & ~KTRACK_CFG_F_DUMP_ON_OOPS) || c.mode > KTRACK_MODE_OVERWRITE || c.clock > KTRACK_CLOCK_BOOT ||
+	if ((c.flags & ~(KTRACK_CFG_F_DUMP_ON_OOPS | KTRACK_CFG_F_PID_TREE)) || c.mode > KTRACK_MODE_OVERWRITE || c.clock > KTRACK_CLOCK_BOOT ||
 	    c.wakeup_percent > 100 || c.nr_pids > KTRACK_MAX_PID_FILTER)
 		return -EINVAL;
 	if (!c.buf_pages || !is_power_of_2(c.buf_pages))

@@ -35,6 +35,7 @@
 #define KTRACK_FEAT_SNAPSHOT	(1ULL << 21)	/* KTRACK_ACT_SNAPSHOT, KTRACK_IOC_SNAPSHOT_GET */
 #define KTRACK_FEAT_GRAPH_SCOPE	(1ULL << 22)	/* KTRACK_PROBE_F_GRAPH_*, desc.graph_depth */
 #define KTRACK_FEAT_UPROBE	(1ULL << 23)	/* KTRACK_PROBE_UPROBE, _URETPROBE */
+#define KTRACK_FEAT_PID_TREE	(1ULL << 24)	/* KTRACK_CFG_F_PID_TREE */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -192,9 +193,16 @@ struct ktrack_rec_trigger {
  * (then pause it); the module parameter dump_on_oops=1 does it for all.
  */
 #define KTRACK_CFG_F_DUMP_ON_OOPS	(1U << 0)
+/*
+ * KTRACK_FEAT_PID_TREE: pids[] also select their descendants: a task is
+ * recorded when it, or a process it descends from (real parents, up to
+ * KTRACK_PID_TREE_DEPTH of them), is in pids[].
+ */
+#define KTRACK_CFG_F_PID_TREE		(1U << 1)
+#define KTRACK_PID_TREE_DEPTH		64
 struct ktrack_config {
 	__u32 size;
-	__u32 flags;		/* KTRACK_CFG_F_* (KTRACK_FEAT_DUMP_ON_OOPS), else 0 */
+	__u32 flags;		/* KTRACK_CFG_F_* (KTRACK_FEAT_DUMP_ON_OOPS, _PID_TREE), else 0 */
 	__u32 buf_pages;	/* per CPU, power of two, 1..KTRACK_MAX_BUF_PAGES */
 	__u32 mode;		/* KTRACK_MODE_* */
 	__u32 clock;		/* KTRACK_CLOCK_* */

@@ -208,6 +208,9 @@ constexpr Pinned kLayout[] = {
     {"KTRACK_PROBE_URETPROBE", KTRACK_PROBE_URETPROBE, 7},
     {"KTRACK_PROBE_PATH_MAX", KTRACK_PROBE_PATH_MAX, 4096},
     {"KTRACK_MECH_UPROBE", KTRACK_MECH_UPROBE, 7},
+    {"KTRACK_FEAT_PID_TREE", KTRACK_FEAT_PID_TREE, 1ULL << 24},
+    {"KTRACK_CFG_F_PID_TREE", KTRACK_CFG_F_PID_TREE, 1U << 1},
+    {"KTRACK_PID_TREE_DEPTH", KTRACK_PID_TREE_DEPTH, 64},
     {"sizeof ktrack_probe_add", sizeof(struct ktrack_probe_add), 32},
     {"ktrack_probe_add.size", offsetof(struct ktrack_probe_add, size), 0},
     {"ktrack_probe_add.desc_size", offsetof(struct ktrack_probe_add, desc_size), 4},
@@ -396,7 +399,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 362u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 365u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 
