@@ -101,7 +101,15 @@ KTEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-in
 STRESS_SRCS := $(wildcard $(ROOT)/tests/stress/*.c)
 STRESS_BINS := $(patsubst $(ROOT)/tests/stress/%.c,$(BUILD)/tests/stress/%,$(STRESS_SRCS))
 
-kernel-tests: $(KTEST_BINS) $(STRESS_BINS)
+# Programs the kernel tests run (tests/kernel/targets/*.c): not tests themselves.
+TARGET_SRCS := $(wildcard $(ROOT)/tests/kernel/targets/*.c)
+TARGET_BINS := $(patsubst $(ROOT)/tests/kernel/targets/%.c,$(BUILD)/tests/targets/%,$(TARGET_SRCS))
+
+kernel-tests: $(KTEST_BINS) $(STRESS_BINS) $(TARGET_BINS)
+
+$(BUILD)/tests/targets/%: $(ROOT)/tests/kernel/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -o $@ $<
 
 $(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kernel/*.h $(ROOT)/tests/kernel/harness/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
 	@mkdir -p $(dir $@)

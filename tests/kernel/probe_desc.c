@@ -962,3 +962,87 @@ TEST_F(desc, snapshot_copies_up_to_the_hit_and_validates)
 }
 
 TEST_HARNESS_MAIN
+
+/*
+ * u and ur descriptions (KTRACK_FEAT_UPROBE): one absolute path in funcs,
+ * a file offset, user-memory fetches only, no kernel stack; the kernel's
+ * own refusals (no such file, not a regular file, past its end) come back.
+ */
+#define UP_TARGET "build/tests/targets/uprobe_target"
+
+static void *up_blob(const char *spec, size_t *len, char *out, size_t outlen)
+{
+	static char full[2 * PATH_MAX + 1024], path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/" UP_TARGET, kt_root());
+	snprintf(full, sizeof(full), spec, path);
+	return pt_compile(full, NULL, len, out, outlen);
+}
+
+/* Replaces the path (in place, same length or shorter) of a u blob. */
+static void up_path(struct ktrack_probe_desc *d, unsigned char *b, const char *path)
+{
+	memset(b + d->funcs_off, 0, d->funcs_len);
+	memcpy(b + d->funcs_off, path, strlen(path) + 1);
+	d->funcs_len = strlen(path) + 1;
+}
+
+TEST_F(desc, uprobe_descriptions_are_validated)
+{
+	struct ktrack_probe_desc *d;
+	struct ktrack_probe_fetch *f;
+	unsigned char *b, *copy;
+	size_t len;
+	int i;
+
+	b = up_blob("u:ug %s:kt_target_fn a=$arg1 s=+0($arg2):string => stop", &len, self->out,
+		    sizeof(self->out));
+	ASSERT_NE(NULL, b) TH_LOG("%s", self->out);
+	d = (struct ktrack_probe_desc *)b;
+	ASSERT_EQ(KTRACK_PROBE_UPROBE, d->kind);
+	ASSERT_EQ(1, d->nr_funcs);
+	ASSERT_EQ('/', b[d->funcs_off]);
+	f = FETCH(d, b, 1);
+	EXPECT_EQ(KTRACK_FETCH_T_USTRING, f->type);
+	EXPECT_TRUE(f->flags & KTRACK_FETCH_F_USER);
+	copy = malloc(len);
+	ASSERT_NE(NULL, copy);
+	for (i = 0; i < 12; i++) {
+		struct ktrack_probe_desc *c = (struct ktrack_probe_desc *)copy;
+		int want = -EINVAL;
+
+		memcpy(copy, b, len);
+		switch (i) {
+		case 0: copy[c->funcs_off] = 'x'; break;			/* relative */
+		case 1: c->nr_funcs = 2; break;
+		case 2: c->funcs_len--; break;					/* not NUL-ended */
+		case 3: c->addr = 0x1000; break;
+		case 4: strcpy(c->module, "ext4"); break;
+		case 5: c->stack_depth = 4; break;
+		case 6: c->offset = 1ULL << 33; break;
+		case 7: FETCH(c, copy, 1)->type = KTRACK_FETCH_T_STRING; break;	/* kernel memory */
+		case 8: FETCH(c, copy, 1)->flags = 0; break;			/* deref not user */
+		case 9: FETCH(c, copy, 0)->src = KTRACK_FETCH_SRC_RETVAL; FETCH(c, copy, 0)->param = 0; break;
+		case 10: ((struct ktrack_probe_action *)(copy + c->actions_off))->type = KTRACK_ACT_STACK; break;
+		case 11: up_path(c, copy, "/nonexistent/kt"); want = -ENOENT; break;
+		}
+		EXPECT_EQ(want, pt_add_blob(self->fd, copy, len, NULL)) TH_LOG("case %d", i);
+	}
+	/* a directory; an offset past the file's end */
+	memcpy(copy, b, len);
+	up_path((struct ktrack_probe_desc *)copy, copy, "/");
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, copy, len, NULL));
+	memcpy(copy, b, len);
+	((struct ktrack_probe_desc *)copy)->offset = 0xfffffff0;
+	EXPECT_EQ(-EINVAL, pt_add_blob(self->fd, copy, len, NULL));
+	/* the good one, after all that: armed */
+	{
+		struct ktrack_probe_add res = { 0 };
+
+		EXPECT_EQ(0, pt_add_blob(self->fd, b, len, &res));
+		EXPECT_EQ(KTRACK_MECH_UPROBE, res.mechanism);
+		EXPECT_EQ(KTRACK_PROBE_ST_ARMED, res.state);
+	}
+	free(copy);
+	free(b);
+}

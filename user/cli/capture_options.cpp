@@ -112,6 +112,27 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
         "'=> snapshot' copies the history a flight recorder keeps: add --flight SIZE (e.g. --flight 64M)");
 }
 
+bool has_user_probe(const std::vector<std::string> &specs) {
+  for (const auto &s : specs) {
+    const size_t b = s.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    const std::string head = s.substr(b, s.find_first_of(" \t", b) - b);
+    if (head == "u" || head == "ur" || head.starts_with("u:") || head.starts_with("ur:")) return true;
+  }
+  return false;
+}
+
+void follow_process_trees(const std::vector<std::string> &specs, ktrack::CaptureOptions &o,
+                          CommandUnderCapture &command, ktrack::StopSignals &signals) {
+  if (!has_user_probe(specs)) return;
+  o.pid_tree = true;
+  if (!command.hold(signals)) return;
+  o.pids.push_back(command.pid());
+  if (o.pids.size() > KTRACK_MAX_PID_FILTER)
+    throw ktrack::UsageError(fmt::format("-p accepts at most {} pids with -- COMMAND (its own is one more)",
+                                         KTRACK_MAX_PID_FILTER - 1));
+}
+
 bool has_snapshot_action(const std::vector<std::string> &specs) {
   for (const auto &s : specs) {
     try {
@@ -149,8 +170,19 @@ CommandUnderCapture::CommandUnderCapture() : argv_(trailing_command()) {
   if (!argv_.empty()) ktrack::check_command(argv_);
 }
 
+bool CommandUnderCapture::hold(ktrack::StopSignals &signals) {
+  if (argv_.empty()) return false;
+  signals.stop_on_child_exit();  // before fork: an early exit is not missed
+  child_ = std::make_unique<ktrack::ChildProcess>(argv_, true);
+  return true;
+}
+
 void CommandUnderCapture::start(ktrack::StopSignals &signals) {
   if (argv_.empty()) return;
+  if (child_) {
+    child_->release();
+    return;
+  }
   signals.stop_on_child_exit();  // before fork: an early exit is not missed
   child_ = std::make_unique<ktrack::ChildProcess>(argv_);
 }

@@ -34,6 +34,16 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f);
 // no spec scopes FUNC's static callees (said on stderr, with how many).
 void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o);
 
+class CommandUnderCapture;
+
+// Is some spec a u or ur probe (a user-space function)?
+bool has_user_probe(const std::vector<std::string> &specs);
+// With u/ur probes, -p and -- COMMAND select process trees: every process
+// the given ones (and the command, forked now and held) start is recorded
+// too (KTRACK_CFG_F_PID_TREE).  Before the Capture is built.
+void follow_process_trees(const std::vector<std::string> &specs, ktrack::CaptureOptions &o,
+                          CommandUnderCapture &command, ktrack::StopSignals &signals);
+
 // Does some probe spec carry a '=> snapshot' action?
 bool has_snapshot_action(const std::vector<std::string> &specs);
 
@@ -54,6 +64,10 @@ void print_capture_summary(const ktrack::Capture &cap, const char *what);
 class CommandUnderCapture {
  public:
   CommandUnderCapture();
+  // Forks the command now, held before its exec until start(), so that its
+  // pid is known before recording begins; false when there is none.
+  bool hold(ktrack::StopSignals &signals);
+  pid_t pid() const { return child_ ? child_->pid() : -1; }
   void start(ktrack::StopSignals &signals);
   void finish();
 

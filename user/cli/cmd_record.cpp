@@ -71,6 +71,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
     apply_capture_flags(o->flags, o->cap);
     CommandUnderCapture command;
     ktrack::StopSignals signals;
+    follow_process_trees(o->cap.specs, o->cap, command, signals);
     ::signal(SIGPIPE, SIG_IGN);
     // Symbols before the probes: reading kallsyms makes thousands of
     // read() calls, which a probe on vfs_read would count as idle hits.
@@ -164,6 +165,7 @@ const Command record_cmd(31, [](CLI::App &app) {
           "'=> snapshot' saves each copy next to the output file: give -o FILE, not -o -");
     CommandUnderCapture command;
     ktrack::StopSignals signals;
+    follow_process_trees(o->cap.specs, o->cap, command, signals);
     const std::string kallsyms = ktrack::read_kallsyms();  // before the probes (see trace)
     const ktrack::RecordCodec codec = o->no_compress || o->compress == "none" ? ktrack::RecordCodec::None
                                       : o->compress == "zstd"                 ? ktrack::RecordCodec::Zstd

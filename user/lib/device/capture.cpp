@@ -49,6 +49,14 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
   if (opts_.mode) config_.mode = *opts_.mode;
   if (opts_.clock) config_.clock = *opts_.clock;
   if (!opts_.pids.empty()) config_.pids = opts_.pids;
+  if (opts_.pid_tree && !opts_.pids.empty()) {
+    if (!(session_->device().version().features & KTRACK_FEAT_PID_TREE))
+      throw Error(
+          "the loaded ktrack.ko cannot select a process and its children (no KTRACK_FEAT_PID_TREE): unload it "
+          "and load this version's ('ktrackctl unload && ktrackctl load')");
+    config_.pid_tree = true;
+    change = true;
+  }
   if (!opts_.cpus.empty()) {
     config_.cpu_mask = 0;
     for (uint32_t c : opts_.cpus) {

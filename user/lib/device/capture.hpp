@@ -71,6 +71,7 @@ struct CaptureOptions {
   std::optional<uint32_t> mode;           // KTRACK_MODE_*
   std::optional<uint32_t> clock;          // KTRACK_CLOCK_*
   std::vector<int32_t> pids;              // -p (kernel filter)
+  bool pid_tree = false;                  // pids select their descendants (u probes, -- COMMAND)
   std::vector<uint32_t> cpus;             // -C (kernel filter)
   std::string comm;                       // -c (filter on the decoded comm)
   std::chrono::milliseconds duration{0};  // -d; 0 = until stopped

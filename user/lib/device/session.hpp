@@ -26,6 +26,7 @@ struct SessionConfig {
   std::vector<int32_t> pids;                      // record only these pids/tgids (max 8); empty: all
   uint64_t cpu_mask = 0;                          // record only on these CPUs; 0: all
   bool dump_on_oops = false;                      // print the newest records on oops/panic
+  bool pid_tree = false;                          // pids select their descendants too
 };
 
 // Per-session counters: one entry per possible CPU plus the sum.

@@ -65,18 +65,24 @@ int shell_status(int ws) {
   return 255;
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string> &argv) {
+ChildProcess::ChildProcess(const std::vector<std::string> &argv, bool held) : name_(argv.at(0)) {
   check_command(argv);
   std::vector<char *> args;
   for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
-  int pipefd[2];
+  int pipefd[2], gofd[2] = {-1, -1};
   if (::pipe2(pipefd, O_CLOEXEC) != 0) throw SysError("create a pipe", errno);
-  pid_ = ::fork();
-  if (pid_ < 0) {
+  if (held && ::pipe2(gofd, O_CLOEXEC) != 0) {
     int err = errno;
     ::close(pipefd[0]);
     ::close(pipefd[1]);
+    throw SysError("create a pipe", err);
+  }
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    int err = errno;
+    for (int fd : {pipefd[0], pipefd[1], gofd[0], gofd[1]})
+      if (fd >= 0) ::close(fd);
     throw SysError(fmt::format("start '{}'", argv[0]), err);
   }
   if (pid_ == 0) {
@@ -89,6 +95,15 @@ ChildProcess::ChildProcess(const std::vector<std::string> &argv) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::close(pipefd[0]);
+    if (held) {
+      ::close(gofd[1]);
+      char go = 0;
+      ssize_t r;
+      do {
+        r = ::read(gofd[0], &go, 1);
+      } while (r < 0 && errno == EINTR);
+      if (r != 1) ::_exit(125);  // never released: ktrackctl failed first
+    }
     ::execvp(args[0], args.data());
     int err = errno;
     ssize_t w = ::write(pipefd[1], &err, sizeof(err));
@@ -96,19 +111,45 @@ ChildProcess::ChildProcess(const std::vector<std::string> &argv) {
     ::_exit(err == ENOENT ? 127 : 126);
   }
   ::close(pipefd[1]);
+  exec_err_fd_ = pipefd[0];
+  if (held) {
+    ::close(gofd[0]);
+    go_fd_ = gofd[1];
+    return;
+  }
+  wait_exec();
+}
+
+void ChildProcess::release() {
+  if (go_fd_ < 0) return;
+  char go = 1;
+  ssize_t w;
+  do {
+    w = ::write(go_fd_, &go, 1);
+  } while (w < 0 && errno == EINTR);
+  ::close(go_fd_);
+  go_fd_ = -1;
+  wait_exec();
+}
+
+// Reads exec's errno from the child, or EOF once exec succeeded.
+void ChildProcess::wait_exec() {
   int err = 0;
   ssize_t n;
   do {
-    n = ::read(pipefd[0], &err, sizeof(err));
+    n = ::read(exec_err_fd_, &err, sizeof(err));
   } while (n < 0 && errno == EINTR);
-  ::close(pipefd[0]);
+  ::close(exec_err_fd_);
+  exec_err_fd_ = -1;
   if (n == (ssize_t)sizeof(err)) {
     finish(0);
-    fail(argv[0], err);
+    fail(name_, err);
   }
 }
 
 ChildProcess::~ChildProcess() {
+  if (go_fd_ >= 0) ::close(go_fd_);  // a held child exits on EOF
+  if (exec_err_fd_ >= 0) ::close(exec_err_fd_);
   if (pid_ > 0 && !status_) finish(SIGTERM);
 }
 

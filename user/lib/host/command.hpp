@@ -35,20 +35,29 @@ class ChildProcess {
  public:
   // fork()s and exec()s argv (signal dispositions and mask back to the
   // defaults).  Throws CommandError when exec fails (the child is reaped).
-  explicit ChildProcess(const std::vector<std::string> &argv);
+  // held: the child waits before its exec until release() (so that its pid
+  // can be given to a filter first); destroyed unreleased, it exits.
+  explicit ChildProcess(const std::vector<std::string> &argv, bool held = false);
   ~ChildProcess();
   ChildProcess(const ChildProcess &) = delete;
   ChildProcess &operator=(const ChildProcess &) = delete;
 
   pid_t pid() const { return pid_; }
+  // A held child execs now; throws CommandError as the constructor does.
+  void release();
   // The shell status once it exited (reaped), else nullopt.
   std::optional<int> poll();
   // Waits for it (sending 'sig' first when it still runs and sig != 0).
   int finish(int sig);
 
  private:
+  void wait_exec();
+
+  std::string name_;
   pid_t pid_ = -1;
   std::optional<int> status_;
+  int exec_err_fd_ = -1;  // the child writes exec's errno here (CLOEXEC: EOF on success)
+  int go_fd_ = -1;        // held: a byte here lets the child exec
 };
 
 }  // namespace ktrack

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uprobe_target - the user program the u/ur probe tests (probe_uprobe.sh)
+ * probe: known functions called a known number of times with known
+ * arguments.  Built by 'make kernel-tests' into build/tests/targets/ (not
+ * tests/kernel/, whose programs run-all runs as tests).
+ *
+ *   uprobe_target N [SLEEP_MS [WAIT_MS]]
+ *
+ * waits WAIT_MS (so that a tracer can attach to its pid), calls
+ * kt_target_fn(i, "kt-uprobe-str") for i = 0..N-1 (it returns 2i + 1),
+ * then kt_target_sleep(SLEEP_MS) once (it sleeps that long and returns
+ * SLEEP_MS).
+ */
+#include <stdlib.h>
+#include <time.h>
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+/* noinline and used: one real call each time, at a symbol of its own */
+__attribute__((noinline, used)) long kt_target_fn(long i, const char *s)
+{
+	__asm__ volatile("" : : "r"(s) : "memory");
+	return 2 * i + 1;
+}
+
+__attribute__((noinline, used)) long kt_target_sleep(long ms)
+{
+	__asm__ volatile("" : : : "memory");
+	sleep_ms(ms);
+	return ms;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 10;
+	long ms = argc > 2 ? atol(argv[2]) : 0;
+	long wait = argc > 3 ? atol(argv[3]) : 0;
+	long i, sum = 0;
+
+	if (wait)
+		sleep_ms(wait);
+	for (i = 0; i < n; i++)
+		sum += kt_target_fn(i, "kt-uprobe-str");
+	kt_target_sleep(ms);
+	return sum == n * n ? 0 : 1;
+}
