@@ -132,7 +132,7 @@ TEST(ProbeTable, BatchPrintsOneVerdictPerLine) {
   EXPECT_EQ(
       "ok p_vfs_read_0\n"
       "error 11 unknown variable: use $argN, $retval, $duration, $stackN, $comm or $cpu\n"
-      "error 0 empty probe: expected p, r, f or t\n"
+      "error 0 empty probe: expected p, r, f, t, e, u or ur\n"
       "ok x\n",
       out.str());
 }

@@ -31,7 +31,7 @@ struct AddOptions {
 
 const Command probe_cmd(30, [](CLI::App &app) {
   auto *probe = app.add_subcommand(
-      "probe", "Add, list and delete dynamic probes (kprobe, kretprobe, fprobe, tracepoint)");
+      "probe", "Add, list and delete dynamic probes (kprobe, kretprobe, fprobe, tracepoint, uprobe)");
   probe->require_subcommand(1);
   probe->footer(
       "SPEC (close to ftrace's kprobe_events):\n"
@@ -40,6 +40,11 @@ const Command probe_cmd(30, [](CLI::App &app) {
       "  f[:NAME] GLOB|SYM,SYM..[%return|%both] [FETCHARGS]     function entries/exits\n"
       "  t[:NAME] [MOD:][SUBSYS/]EVENT [FETCHARGS] [if COND]    tracepoint ($argN = its arguments)\n"
       "  e[:NAME] [MOD:]SUBSYS/EVENT [FETCHARGS] [if COND]      trace event ($FIELD = its fields)\n"
+      "  u[:NAME] /PATH:SYM[+OFFS]|/PATH:0xADDR [FETCHARGS]     uprobe: user code of a program or library\n"
+      "  ur[:NAME] /PATH:SYM [FETCHARGS] [if COND]              uretprobe ($retval, $duration; "
+      "/PATH:SYM%return)\n"
+      "  (u/ur: SYM from .symtab or .dynsym, 0xADDR an ELF address as nm prints it; memory and :string\n"
+      "  are the process's; no @SYM, BTF names or '=> stack')\n"
       "  ('ktrackctl events [GLOB]' lists the tracepoints and events, their arguments and fields)\n"
       "FETCHARGS: [NAME=]FETCH[:TYPE]; FETCH: $argN %REG $retval $duration $stackN $comm $cpu\n"
       "  @SYM[+OFF] @ADDR +|-OFFS(FETCH) +uOFFS(FETCH) \\IMM $stack, BTF names (file->f_pos, $arg2->pid,\n"
@@ -64,6 +69,7 @@ const Command probe_cmd(30, [](CLI::App &app) {
   add->callback([add_opts] {
     auto c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit);
     auto session = ktrack::Session::open_named(add_opts->session);
+    ktrack::check_probe_features(c.spec, session.device().version().features);
     ktrack::ProbeClient pc(session.fd());
     auto r = pc.add(c.spec, c.blob);
     fmt::print("probe {} (id {}) added to session '{}': {}, {}\n", c.spec.name, r.id, add_opts->session,
@@ -88,6 +94,8 @@ const Command probe_cmd(30, [](CLI::App &app) {
                "TARGET");
     for (const auto &p : probes) {
       std::string target = p.target;
+      if (p.kind == KTRACK_PROBE_UPROBE || p.kind == KTRACK_PROBE_URETPROBE)
+        target = ktrack::schema_from_desc(pc.get(p.id)).spec;  // the path and symbol, as written
       if (p.nr_funcs > 1) target += fmt::format(" (+{} more)", p.nr_funcs - 1);
       fmt::print("{:<4} {:<20} {:<2} {:<26} {:<9} {:>10} {:>8} {:>10} {:>8} {:>7} {:>8}  {}\n", p.id, p.name,
                  ktrack::probe_kind_name(p.kind), ktrack::mechanism_name(p.mechanism),

@@ -84,6 +84,7 @@ SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_d
     }
     for (const auto &spec : specs) {
       compiled.push_back(compile_probe_for_system(spec));
+      check_probe_features(compiled.back().spec, session.device().version().features);
       if (!graph_root.empty() && mark_graph_scoped(compiled.back().spec, graph_depth))
         compiled.back().blob = compile_probe(compiled.back().spec);
     }

@@ -42,10 +42,16 @@ CompiledProbe ProbeCompiler::compile(const std::string &text, uint32_t stack_dep
   c.spec = parse_probe_spec(text);
   if (stack_depth > KTRACK_PROBE_MAX_STACK)
     throw UsageError(fmt::format("--stack must be 0..{}", KTRACK_PROBE_MAX_STACK));
+  if (stack_depth && c.spec.is_user())
+    throw UsageError(
+        fmt::format("--stack records kernel stacks, and those of a user probe say nothing: drop it "
+                    "for '{}'",
+                    text));
   c.spec.stack_depth = stack_depth;
   c.spec.hit_limit = hit_limit;
   resolve_symbols(c.spec, syms_);
-  if (BtfResolver::needed(c.spec) || !c.spec.args.empty()) {
+  // user code has no BTF: its arguments stay as the spec types them
+  if (!c.spec.is_user() && (BtfResolver::needed(c.spec) || !c.spec.args.empty())) {
     if (auto *b = btf())
       b->resolve(c.spec);
     else

@@ -38,6 +38,10 @@ std::string target_of(const ProbeSpec &s) {
              (s.subsys.empty() ? s.event : s.subsys + "/" + s.event);
     case ProbeKind::kEvent:
       return (s.module.empty() ? "" : s.module + ":") + s.subsys + "/" + s.event;
+    case ProbeKind::kUprobe:
+    case ProbeKind::kUretprobe:
+      if (s.symbol.empty()) return fmt::format("{}:0x{:x}", s.path, s.addr);
+      return s.path + ":" + s.symbol + (s.offset ? fmt::format("+{}", s.offset) : "");
     default:
       if (s.symbol.empty()) return fmt::format("0x{:x}", s.addr);
       return (s.module.empty() ? "" : s.module + ":") + s.symbol +
@@ -47,8 +51,51 @@ std::string target_of(const ProbeSpec &s) {
 
 }  // namespace
 
+void check_probe_features(const ProbeSpec &spec, uint64_t features) {
+  if (spec.is_user() && !(features & KTRACK_FEAT_UPROBE))
+    throw Error(fmt::format(
+        "the loaded ktrack.ko cannot probe user code (no KTRACK_FEAT_UPROBE) for probe '{}': unload it and "
+        "run 'ktrackctl load' to load the module that matches this ktrackctl",
+        spec.name));
+}
+
+namespace {
+
+// u / ur: what the kernel's uprobes answered.
+std::string explain_uprobe_add_errno(const ProbeSpec &spec, const std::string &t, int err) {
+  switch (err) {
+    case ENOENT:
+      return fmt::format("cannot add probe '{}': {} does not exist (in the kernel's view of the file system)",
+                         spec.name, spec.path);
+    case EINVAL:
+      return fmt::format(
+          "cannot add probe '{}': the kernel rejected {} (file offset 0x{:x}): the offset is not on an "
+          "instruction boundary, or the description is bad (ktrackctl and ktrack.ko out of sync? rebuild "
+          "both)",
+          spec.name, t, spec.file_offset);
+    case ENOTSUP:  // EOPNOTSUPP too (one value on Linux)
+    case 524:      // the kernel's own ENOTSUPP, should it come through
+      return fmt::format(
+          "cannot add probe '{}': the kernel cannot place a uprobe at {} (file offset 0x{:x}): an "
+          "instruction it cannot step out of line, or a file system without uprobes",
+          spec.name, t, spec.file_offset);
+    case EPERM:
+    case EACCES:
+      return fmt::format(
+          "cannot add probe '{}': permission denied: a uprobe needs root (CAP_PERFMON or CAP_SYS_ADMIN) and "
+          "a kernel not locked down against it",
+          spec.name);
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
 std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
   std::string t = target_of(spec);
+  if (spec.is_user())
+    if (std::string m = explain_uprobe_add_errno(spec, t, err); !m.empty()) return m;
   const bool mod_glob = spec.kind == ProbeKind::kFuncs && !spec.module.empty();
   if (mod_glob && err == ENOENT)
     return fmt::format("cannot add probe '{}': no traceable function of module {} matches {}", spec.name,
@@ -264,6 +311,18 @@ Schema probe_decoder_schema(uint32_t id, const ProbeSchema &ps) {
   s.rec_type = KTRACK_REC_PROBE;
   s.probe_id = id;
   s.name = ps.name;
+  if (ps.kind == KTRACK_PROBE_UPROBE || ps.kind == KTRACK_PROBE_URETPROBE) {
+    // user addresses: the site from the spec the probe was made from
+    s.user_ip = true;
+    try {
+      ProbeSpec spec = parse_probe_spec(ps.spec);
+      if (!spec.symbol.empty())
+        s.user_site = spec.kind == ProbeKind::kUretprobe ? spec.symbol
+                                                         : fmt::format("{}+0x{:x}", spec.symbol, spec.offset);
+    } catch (const Error &) {
+      // a spec this ktrackctl cannot read: the hex address then
+    }
+  }
   for (const auto &f : ps.fields) {
     FieldType t;
     uint32_t size = (uint32_t)f.size * f.count;

@@ -35,6 +35,9 @@ struct ProbeInfo {
 
 // The sentence for a failed PROBE_ADD of 'spec' (exposed for tests).
 std::string explain_probe_add_errno(const ProbeSpec &spec, int err);
+// Throws Error with a sentence when a module with 'features' (KTRACK_FEAT_*)
+// cannot take 'spec' (u/ur without KTRACK_FEAT_UPROBE).
+void check_probe_features(const ProbeSpec &spec, uint64_t features);
 
 class ProbeClient {
  public:

@@ -8,6 +8,13 @@
 //   f[:[GROUP/]NAME] GLOB|SYM,SYM,...[%return|%both] [FETCHARGS] [if COND]
 //   t[:[GROUP/]NAME] [SUBSYS/]EVENT [FETCHARGS] [if COND]
 //   e[:[GROUP/]NAME] SUBSYS/EVENT [FETCHARGS] [if COND]   (a trace event's fields)
+//   u[:[GROUP/]NAME] PATH:SYMBOL[+OFFS]|PATH:0xADDR [FETCHARGS] [if COND]   (uprobe)
+//   u[:[GROUP/]NAME] PATH:SYMBOL%return ...   (same as ur)
+//   ur[:[GROUP/]NAME] PATH:SYMBOL [FETCHARGS] [if COND]   (uretprobe)
+//     PATH is absolute (an ELF file: program or shared library), split from
+//     the target at the last ':'; SYMBOL is looked up in .symtab, then
+//     .dynsym; 0xADDR is an ELF virtual address as nm prints it.  Fetches
+//     read user memory (:string is a user string); no @SYM, $FIELD or BTF.
 //   FETCHARG: [NAME=]FETCH[:TYPE] | BTF-EXPR[:TYPE] | $$args | $arg*
 //   FETCH: $argN $retval $duration $stackN $stack $comm $cpu %REG @SYM[+-OFF]
 //          @ADDR +|-[u]OFFS(FETCH) \IMM, and $FIELD (e: a field of the event)
@@ -42,7 +49,7 @@ class SpecError : public UsageError {
   std::string message_;
 };
 
-enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint, kEvent };
+enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint, kEvent, kUprobe, kUretprobe };
 
 struct FetchArg {
   std::string name;
@@ -92,6 +99,11 @@ struct ProbeSpec {
   std::vector<std::string> funcs;
   bool entry = true;
   bool exit = false;
+  // u, ur: the ELF file (as written, then its real absolute path), and the
+  // probed instruction's offset in that file (resolve_symbols); symbol,
+  // offset (+OFFS) and addr (0xADDR, an ELF address) are as written
+  std::string path;
+  uint64_t file_offset = 0;
   // t, e
   std::string subsys;
   std::string event;
@@ -107,7 +119,11 @@ struct ProbeSpec {
   uint32_t graph_flags = 0;
   uint32_t graph_depth = 0;
 
-  bool has_exit() const { return kind == ProbeKind::kKretprobe || (kind == ProbeKind::kFuncs && exit); }
+  bool has_exit() const {
+    return kind == ProbeKind::kKretprobe || kind == ProbeKind::kUretprobe ||
+           (kind == ProbeKind::kFuncs && exit);
+  }
+  bool is_user() const { return kind == ProbeKind::kUprobe || kind == ProbeKind::kUretprobe; }
 };
 
 // Parses 'text' (syntax only: symbols are not looked up).  Throws SpecError.

@@ -49,6 +49,12 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
     case ProbeKind::kEvent:
       d.kind = KTRACK_PROBE_EVENT;
       break;
+    case ProbeKind::kUprobe:
+      d.kind = KTRACK_PROBE_UPROBE;
+      break;
+    case ProbeKind::kUretprobe:
+      d.kind = KTRACK_PROBE_URETPROBE;
+      break;
   }
   std::snprintf(d.name, sizeof(d.name), "%s", spec.name.c_str());
   std::snprintf(d.module, sizeof(d.module), "%s", spec.module.c_str());
@@ -56,8 +62,9 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
                           : spec.kind == ProbeKind::kEvent    ? spec.subsys + "/" + spec.event
                                                               : spec.symbol;
   std::snprintf(d.symbol, sizeof(d.symbol), "%s", sym.c_str());
-  d.addr = spec.addr;
-  d.offset = spec.offset;
+  // u, ur: the instruction's offset in the file (its path is in funcs)
+  d.addr = spec.is_user() ? 0 : spec.addr;
+  d.offset = spec.is_user() ? spec.file_offset : spec.offset;
   d.hit_limit = spec.hit_limit;
   d.maxactive = spec.maxactive;
   d.stack_depth = spec.stack_depth;
@@ -132,6 +139,15 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
       b.insert(b.end(), f.begin(), f.end());
       b.push_back(0);
     }
+    d.funcs_len = (uint32_t)(b.size() - d.funcs_off);
+  }
+  if (spec.is_user()) {  // the file's absolute path, NUL-terminated
+    if (spec.path.empty() || spec.path[0] != '/')
+      throw Error(fmt::format("probe '{}': its file is not resolved to an absolute path", spec.name));
+    d.nr_funcs = 1;
+    d.funcs_off = (uint32_t)b.size();
+    b.insert(b.end(), spec.path.begin(), spec.path.end());
+    b.push_back(0);
     d.funcs_len = (uint32_t)(b.size() - d.funcs_off);
   }
   if (!strtab.empty()) {

@@ -143,6 +143,8 @@ const char *mechanism_name(uint32_t m) {
       return "tracepoint";
     case KTRACK_MECH_PERF_EVENT:
       return "perf event";
+    case KTRACK_MECH_UPROBE:
+      return "uprobe";
     default:
       return "unknown";
   }
@@ -173,6 +175,10 @@ const char *probe_kind_name(uint32_t k) {
       return "t";
     case KTRACK_PROBE_EVENT:
       return "e";
+    case KTRACK_PROBE_UPROBE:
+      return "u";
+    case KTRACK_PROBE_URETPROBE:
+      return "ur";
     default:
       return "?";
   }

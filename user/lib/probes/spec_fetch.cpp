@@ -110,6 +110,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       a.src = KTRACK_FETCH_SRC_ARG;
       a.param = (int64_t)*n;
       if (member != std::string::npos) {  // $argN->member: a BTF expression
+        refuse_in_user(pos, "BTF names (user code has no BTF)");
         if (v.compare(member, 2, "->") != 0) err(pos + 1 + member, "use -> to reach a member of an argument");
         a.btf_expr = s;
       }
@@ -124,14 +125,15 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       return;
     }
     if (v.rfind("retval->", 0) == 0) {  // a member of the returned pointer: BTF
-      if (!s_.has_exit()) err(pos, "$retval is only for return probes (r, or f with %return/%both)");
+      refuse_in_user(pos, "BTF names (user code has no BTF)");
+      if (!s_.has_exit()) err(pos, "$retval is only for return probes (r, ur, or f with %return/%both)");
       a.src = KTRACK_FETCH_SRC_RETVAL;
       a.btf_expr = s;
       return;
     }
     if (v == "retval" || v == "duration") {
       if (!s_.has_exit())
-        err(pos, fmt::format("${} is only for return probes (r, or f with %return/%both)", v));
+        err(pos, fmt::format("${} is only for return probes (r, ur, or f with %return/%both)", v));
       a.src = v == "retval" ? KTRACK_FETCH_SRC_RETVAL : KTRACK_FETCH_SRC_DURATION;
       return;
     }
@@ -143,6 +145,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
       a.src = KTRACK_FETCH_SRC_CPU;
       return;
     }
+    if (is_ident(v)) refuse_in_user(pos, "$FIELD (event fields are for e probes)");
     err(pos, "unknown variable: use $argN, $retval, $duration, $stackN, $comm or $cpu");
   }
   if (c == '\\') {  // \IMM: a constant
@@ -176,6 +179,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     err(pos, "unknown register: use %ax %bx %cx %dx %si %di %bp %sp %r8..%r15 %ip %flags");
   }
   if (c == '@') {
+    refuse_in_user(pos, "@SYM or @ADDR (kernel memory)");
     std::string x = s.substr(1);
     if (x.empty()) err(pos + 1, "missing symbol or address after '@'");
     a.src = KTRACK_FETCH_SRC_IMM;
@@ -204,6 +208,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   // A BTF name expression: IDENT(->IDENT|.IDENT)*
   if (s_.kind == ProbeKind::kEvent)
     err(pos, fmt::format("an e probe reads the event's fields as $FIELD: write ${}", s));
+  refuse_in_user(pos, "BTF names (user code has no BTF)");
   refuse_args_at_offset(pos, "argument names");
   size_t k = 0;
   while (k < s.size()) {
@@ -229,6 +234,13 @@ void Parser::check_arg(FetchArg &a, size_t pos, size_t index) {
       err(pos, "$comm is a string: use :string or no type");
     a.type = KTRACK_FETCH_T_STRING;
     a.size = 1;
+  }
+  if (s_.is_user() && a.src != KTRACK_FETCH_SRC_COMM) {
+    // user code: memory is user memory, strings user strings
+    if (!a.deref.empty()) a.flags |= KTRACK_FETCH_F_USER;
+    if (a.type == KTRACK_FETCH_T_STRING) a.type = KTRACK_FETCH_T_USTRING;
+    if (a.type == KTRACK_FETCH_T_SYMBOL)
+      err(pos, "a u probe reads user addresses: :symbol names kernel symbols, use :x64");
   }
   if (!a.type_given && a.btf_expr.empty()) {
     if (a.src == KTRACK_FETCH_SRC_DURATION) {
@@ -292,6 +304,7 @@ void Parser::parse_arg(const Tok &tok, size_t index) {
   std::string s = tok.str;
   size_t base = tok.pos;
   if (s == "$$args" || s == "$arg*") {  // $arg*: ftrace's spelling
+    refuse_in_user(base, fmt::format("{} (it needs BTF, which user code has not)", s).c_str());
     refuse_args_at_offset(base, s.c_str());
     for (const auto &o : s_.args)
       if (o.all_args) err(base, "$arg* ($$args) can be used only once");

@@ -131,8 +131,14 @@ void Parser::run() {
     toks.push_back({t_.substr(start, i - start), start});
   }
   if (end < t_.size()) parse_actions(end);
-  if (toks.empty()) err(0, "empty probe: expected p, r, f or t");
+  if (toks.empty()) err(0, "empty probe: expected p, r, f, t, e, u or ur");
   parse_head(toks[0]);
+  if (s_.is_user())
+    for (const auto &a : s_.actions)
+      if (a.type == KTRACK_ACT_STACK)
+        err(a.pos,
+            "'=> stack' records the kernel stack, and the kernel stacks of a user probe say nothing: use "
+            "stop, start or snapshot");
   if (toks.size() < 2) err(t_.size(), "missing the probe target (symbol, address, functions or event)");
   parse_target(toks[1]);
   if (toks.size() - 2 > KTRACK_PROBE_MAX_FETCH)
@@ -162,6 +168,16 @@ void Parser::run() {
       case ProbeKind::kEvent:
         n = std::isdigit((unsigned char)s_.event[0]) ? "t_" + s_.event : s_.event;  // a C identifier
         break;
+      case ProbeKind::kUprobe:
+      case ProbeKind::kUretprobe: {
+        const char *k = s_.kind == ProbeKind::kUprobe ? "u" : "ur";
+        n = s_.symbol.empty() ? fmt::format("{}_0x{:x}", k, s_.addr)
+                              : fmt::format("{}_{}_{}", k, s_.symbol, s_.offset);
+        // ELF names may hold what an identifier cannot (malloc@@GLIBC_2.2.5)
+        std::replace_if(
+            n.begin(), n.end(), [](char c) { return !std::isalnum((unsigned char)c) && c != '_'; }, '_');
+        break;
+      }
     }
     std::replace(n.begin(), n.end(), '.', '_');  // foo.isra.0: p_foo_isra_0_0, as ftrace names it
     if (n.size() >= KTRACK_PROBE_NAME_MAX) n.resize(KTRACK_PROBE_NAME_MAX - 1);
@@ -189,10 +205,17 @@ void Parser::parse_head(const Tok &tok) {
     case 'e':
       s_.kind = ProbeKind::kEvent;
       break;
+    case 'u':
+      s_.kind = ProbeKind::kUprobe;
+      if (h.size() > 1 && h[1] == 'r') {
+        s_.kind = ProbeKind::kUretprobe;
+        i = 2;
+      }
+      break;
     default:
       err(tok.pos,
-          "unknown probe type: expected p (kprobe), r (return), f (functions), t (tracepoint) or e "
-          "(event fields)");
+          "unknown probe type: expected p (kprobe), r (return), f (functions), t (tracepoint), e "
+          "(event fields), u (uprobe) or ur (uretprobe)");
   }
   size_t digits = i;
   while (i < h.size() && std::isdigit((unsigned char)h[i])) i++;
@@ -245,9 +268,64 @@ size_t Parser::parse_module(const std::string &x, size_t pos) {
   return colon + 1;
 }
 
+// u / ur: PATH:SYMBOL[+OFFS] | PATH:0xADDR, PATH absolute, split at the
+// last ':' (a path may hold one, a symbol may not).
+void Parser::parse_user_target(const Tok &tok) {
+  const std::string &x = tok.str;
+  if (x[0] != '/')
+    err(tok.pos,
+        "a u probe names its file by absolute path: write /PATH/FILE:SYMBOL (e.g. "
+        "/lib/x86_64-linux-gnu/libc.so.6:malloc) or /PATH/FILE:0xADDR");
+  size_t colon = x.rfind(':');
+  if (colon == std::string::npos)
+    err(tok.pos + x.size(), "missing ':SYMBOL' after the path: write PATH:SYMBOL[+OFFS] or PATH:0xADDR");
+  s_.path = x.substr(0, colon);
+  if (s_.path.size() + 1 > KTRACK_PROBE_PATH_MAX)
+    err(tok.pos, fmt::format("the path is too long (max {} characters)", KTRACK_PROBE_PATH_MAX - 1));
+  const size_t base = colon + 1;
+  std::string rest = x.substr(base);
+  if (rest.empty())
+    err(tok.pos + base, "missing symbol or address after the path: write PATH:SYMBOL[+OFFS] or PATH:0xADDR");
+  size_t pct = rest.find('%');
+  if (pct != std::string::npos) {  // SYMBOL%return: ur, as p's %return is r
+    if (rest.compare(pct, std::string::npos, "%return") != 0)
+      err(tok.pos + base + pct, "unknown suffix: the only one is %return (a return probe)");
+    rest.resize(pct);
+    if (rest.find('+') != std::string::npos)
+      err(tok.pos + base, "return probes go on a function entry: drop the offset");
+    s_.kind = ProbeKind::kUretprobe;
+  }
+  if (std::isdigit((unsigned char)rest[0])) {
+    auto v = parse_uint(rest);
+    if (!v || *v == 0) err(tok.pos + base, "bad address: use PATH:0xHEX (an ELF address, as nm prints it)");
+    s_.addr = *v;
+    return;
+  }
+  size_t plus = rest.find_first_of("+-");
+  std::string sym = rest.substr(0, plus);
+  if (sym.empty()) err(tok.pos + base, "missing symbol after the path");
+  for (size_t k = 0; k < sym.size(); k++)
+    if (!is_symbol_char(sym[k]) && sym[k] != '@') err(tok.pos + base + k, "bad character in the symbol name");
+  if (sym.size() >= KTRACK_PROBE_SYM_MAX) err(tok.pos + base, "symbol name is too long");
+  s_.symbol = sym;
+  if (plus != std::string::npos) {
+    if (rest[plus] == '-') err(tok.pos + base + plus, "a negative offset is not allowed: use SYMBOL+OFFS");
+    auto v = parse_uint(rest.substr(plus + 1));
+    if (!v) err(tok.pos + base + plus + 1, "bad offset: use SYMBOL+DECIMAL or SYMBOL+0xHEX");
+    if (*v > (1u << 20)) err(tok.pos + base + plus + 1, "offset is too large");
+    if (s_.kind == ProbeKind::kUretprobe && *v)
+      err(tok.pos + base + plus, "return probes go on a function entry: drop the offset");
+    s_.offset = *v;
+  }
+}
+
 void Parser::parse_target(const Tok &tok) {
   const std::string &x = tok.str;
   target_pos_ = tok.pos;
+  if (s_.is_user()) {
+    parse_user_target(tok);
+    return;
+  }
   if (s_.kind == ProbeKind::kTracepoint || s_.kind == ProbeKind::kEvent) {
     // [MOD:][SUBSYS/]EVENT (e: the system is required)
     size_t base = parse_module(x, tok.pos);

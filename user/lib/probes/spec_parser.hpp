@@ -81,6 +81,7 @@ class Parser {
   // The "=> ACTION[:N] ..." tail from 'pos' to the end.
   void parse_actions(size_t pos);
   void parse_target(const Tok &tok);
+  void parse_user_target(const Tok &tok);
   size_t parse_module(const std::string &x, size_t pos);
   void parse_arg(const Tok &tok, size_t index);
   void parse_fetch(const std::string &s, size_t pos, FetchArg &a, int depth);
@@ -88,7 +89,7 @@ class Parser {
   void check_arg(FetchArg &a, size_t pos, size_t index);
   // Arguments live in registers only at function entry (as ftrace says).
   void refuse_args_at_offset(size_t pos, const char *what) {
-    if (s_.kind == ProbeKind::kKprobe && s_.offset != 0)
+    if ((s_.kind == ProbeKind::kKprobe || s_.kind == ProbeKind::kUprobe) && s_.offset != 0)
       err(pos, fmt::format("{} are only at function entry: at +{} the registers no longer hold the "
                            "arguments (fetch %REG or $stackN, or probe SYM without an offset)",
                            what, s_.offset));
@@ -96,6 +97,14 @@ class Parser {
 
   const std::string &t_;
   ProbeSpec &s_;
+  // u, ur: what user code cannot have (no BTF, no kernel symbols, no event)
+  void refuse_in_user(size_t pos, const char *what) {
+    if (s_.is_user())
+      err(pos, fmt::format("a u probe cannot use {}: read user memory through $argN, %REG or $stackN "
+                           "(e.g. +0($arg1):string)",
+                           what));
+  }
+
   size_t target_pos_ = 0;
   size_t deref_inner_pos_ = 0;  // where the outermost +OFFS( opens (ftrace's TOO_MANY_OPS caret)
 };
