@@ -105,6 +105,11 @@ struct Schema {
   uint16_t probe_event = 0;
   std::string name;  // event name: "marker", "lost", a probe's name...
   std::vector<FieldDesc> fields;
+  // A u/ur probe's records: ip and parent_ip are user addresses, never
+  // named from kernel symbols; the ip is shown as user_site ("malloc+0x0",
+  // ur "malloc") when the probe names a symbol, else in hex.
+  bool user_ip = false;
+  std::string user_site;
 
   // Checks names, types, sizes, length fields; resolves length_index.
   // Throws ktrack::Error with a sentence naming the bad field.

@@ -186,6 +186,19 @@ void sym_or_hex(Buf &out, uint64_t addr, const FormatOptions &opt, bool offset =
     put_hex(out, addr);
 }
 
+// A record's ip or parent_ip: a u/ur probe's are user addresses, never
+// named from kernel symbols (its ip is its site when the probe names one).
+void ip_text(Buf &out, const Event &ev, bool parent, const FormatOptions &opt, bool offset = true) {
+  if (ev.schema && ev.schema->user_ip) {
+    if (!parent && !ev.schema->user_site.empty())
+      put(out, ev.schema->user_site);
+    else
+      put_hex(out, parent ? ev.parent_ip : ev.ip);
+    return;
+  }
+  sym_or_hex(out, parent ? ev.parent_ip : ev.ip, opt, offset);
+}
+
 }  // namespace
 
 void format_text(const Event &ev, const FormatOptions &options, Buf &out) {
@@ -215,11 +228,11 @@ void format_text(const Event &ev, const FormatOptions &options, Buf &out) {
   if (ev.has_ip) {
     put(out, " (");
     if (ev.probe_event == KTRACK_PROBE_EV_EXIT) {
-      sym_or_hex(out, ev.parent_ip, opt);
+      ip_text(out, ev, true, opt);
       put(out, " <- ");
-      sym_or_hex(out, ev.ip, opt, false);  // the probed function, as ftrace prints it
+      ip_text(out, ev, false, opt, false);  // the probed function, as ftrace prints it
     } else {
-      sym_or_hex(out, ev.ip, opt);
+      ip_text(out, ev, false, opt);
     }
     put(out, ")");
   }
@@ -271,7 +284,7 @@ void format_csv(const Event &ev, const FormatOptions &options, Buf &out) {
   csv_cell(out, ev.name);
   out.push_back(',');
   Buf cell;
-  if (ev.has_ip) sym_or_hex(cell, ev.ip, opt);
+  if (ev.has_ip) ip_text(cell, ev, false, opt);
   csv_cell(out, std::string_view(cell.data(), cell.size()));
   out.push_back(',');
   cell.clear();
@@ -317,11 +330,11 @@ void format_json(const Event &ev, const FormatOptions &options, Buf &out) {
     else
       json_escape(out, pe);
     Buf tmp;
-    sym_or_hex(tmp, ev.ip, opt);
+    ip_text(tmp, ev, false, opt);
     put(out, ",\"ip\":");
     json_escape(out, std::string_view(tmp.data(), tmp.size()));
     tmp.clear();
-    sym_or_hex(tmp, ev.parent_ip, opt);
+    ip_text(tmp, ev, true, opt);
     put(out, ",\"parent_ip\":");
     json_escape(out, std::string_view(tmp.data(), tmp.size()));
   }

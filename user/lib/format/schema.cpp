@@ -107,7 +107,9 @@ Schema make_schema(uint16_t rec_type, std::string name, std::vector<FieldDesc> f
           .probe_id = probe_id,
           .probe_event = probe_event,
           .name = std::move(name),
-          .fields = std::move(fields)};
+          .fields = std::move(fields),
+          .user_ip = false,
+          .user_site = {}};
 }
 
 FieldDesc make_field(std::string name, FieldType type, uint32_t offset, uint32_t size,
@@ -324,8 +326,10 @@ std::vector<const Schema *> SchemaRegistry::all() const {
 std::string SchemaRegistry::serialize() const {
   std::string out;
   for (const auto &s : store_) {
-    out += fmt::format("S {} {} {} {} {}\n", s.rec_type, s.probe_id, s.probe_event, enc(s.name),
-                       s.fields.size());
+    // a user probe's schema has a 7th word, its site (files without one
+    // read as before)
+    out += fmt::format("S {} {} {} {} {}{}\n", s.rec_type, s.probe_id, s.probe_event, enc(s.name),
+                       s.fields.size(), s.user_ip ? " u:" + enc(s.user_site) : "");
     for (const auto &f : s.fields) {
       std::string enums;
       for (const auto &e : f.enums) {
@@ -354,12 +358,17 @@ SchemaRegistry SchemaRegistry::parse(std::string_view text) {
   while (next_line(line)) {
     if (line.empty()) continue;
     auto t = split_ws(line);
-    if (t.size() != 6 || t[0] != "S") throw Error(fmt::format("schema text: bad schema line '{}'", line));
+    if ((t.size() != 6 && t.size() != 7) || t[0] != "S" || (t.size() == 7 && t[6].substr(0, 2) != "u:"))
+      throw Error(fmt::format("schema text: bad schema line '{}'", line));
     Schema s;
     s.rec_type = num<uint16_t>(t[1], "record type");
     s.probe_id = num<uint32_t>(t[2], "probe id");
     s.probe_event = num<uint16_t>(t[3], "probe event");
     s.name = dec(t[4]);
+    if (t.size() == 7) {
+      s.user_ip = true;
+      s.user_site = dec(t[6].substr(2));
+    }
     auto n = num<uint32_t>(t[5], "field count");
     if (n > 4096) throw Error("schema text: too many fields");
     for (uint32_t i = 0; i < n; i++) {
