@@ -12,9 +12,13 @@
 #include <iterator>
 
 #include "format/event.hpp"
+#include "format/format.hpp"
+#include "format/symbols.hpp"
 #include "host/elf_symbols.hpp"
+#include "probes/probe_attach.hpp"
 #include "probes/probe_client.hpp"
 #include "probes/probe_spec.hpp"
+#include "records.hpp"
 
 using namespace ktrack;
 
@@ -64,7 +68,8 @@ uint64_t readelf_offset(const std::string &path, const std::string &name, uint32
   for (size_t i = 0; i < eh.e_phnum && value; i++) {
     Elf64_Phdr ph;
     std::memcpy(&ph, f.data() + eh.e_phoff + i * eh.e_phentsize, sizeof(ph));
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && value >= ph.p_vaddr && value < ph.p_vaddr + ph.p_filesz)
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && value >= ph.p_vaddr &&
+        value < ph.p_vaddr + ph.p_filesz)
       return value - ph.p_vaddr + ph.p_offset;
   }
   return 0;
@@ -315,4 +320,70 @@ TEST(UprobeFormat, UserIpsAreNotKernelSymbols) {
   EXPECT_EQ("kt_elf_fn+0x2", b->user_site);
   // a kernel probe's schema line stays as before
   EXPECT_EQ(std::string::npos, SchemaRegistry().serialize().find(" u:"));
+}
+
+namespace {
+
+std::vector<uint8_t> probe_rec(uint32_t id, uint16_t event, uint64_t ip, uint64_t parent_ip) {
+  std::string payload = ktrack::testing::probe_payload(id, event, ip, parent_ip, "");
+  ktrack_rec_hdr h = ktrack::testing::rec_hdr(KTRACK_REC_PROBE, 0, 1000, 42, 42);
+  h.len = static_cast<uint16_t>((sizeof(h) + payload.size() + 7) & ~size_t(7));
+  std::vector<uint8_t> out(h.len);
+  std::memcpy(out.data(), &h, sizeof(h));
+  std::memcpy(out.data() + sizeof(h), payload.data(), payload.size());
+  return out;
+}
+
+std::string text_of(const SchemaRegistry &reg, const Symbolizer &syms, const std::vector<uint8_t> &rec,
+                    bool json = false) {
+  Decoder dec(reg);
+  Event ev;
+  EXPECT_TRUE(dec.decode(rec, ev));
+  fmt::memory_buffer out;
+  FormatOptions opt;
+  opt.symbols = &syms;
+  if (json)
+    format_json(ev, opt, out);
+  else
+    format_text(ev, opt, out);
+  return fmt::to_string(out);
+}
+
+}  // namespace
+
+TEST(UprobeFormat, RecordsShowTheSiteNotKernelSymbols) {
+  // a symbol table that would name the user addresses, were they kernel ones
+  Symbolizer syms;
+  syms.load("0000555555550000 T kernel_fn\n0000555555560000 T kernel_end\n");
+  SchemaRegistry reg;
+  ProbeSpec u = resolved(std::string("u:m ") + KT_ELF_EXE + ":kt_elf_fn+0x2");
+  reg.add(probe_decoder_schema(1, schema_from_desc(compile_probe(u))));
+  ProbeSpec ur = resolved(std::string("ur:r ") + KT_ELF_EXE + ":kt_elf_fn");
+  reg.add(probe_decoder_schema(2, schema_from_desc(compile_probe(ur))));
+  ProbeSpec a =
+      resolved(fmt::format("u:a {}:0x{:x}", KT_ELF_EXE, ElfSymbols(KT_ELF_EXE).function("kt_elf_fn")->addr));
+  reg.add(probe_decoder_schema(3, schema_from_desc(compile_probe(a))));
+  reg.add(ktrack::testing::probe_schema(4, "k", {}));
+
+  std::string t = text_of(reg, syms, probe_rec(1, KTRACK_PROBE_EV_ENTRY, 0x555555551002, 0x555555551100));
+  EXPECT_NE(std::string::npos, t.find("m: (kt_elf_fn+0x2)")) << t;
+  EXPECT_EQ(std::string::npos, t.find("kernel_fn")) << t;
+  t = text_of(reg, syms, probe_rec(2, KTRACK_PROBE_EV_EXIT, 0x555555551000, 0x555555551100));
+  EXPECT_NE(std::string::npos, t.find("r: (0x555555551100 <- kt_elf_fn)")) << t;
+  t = text_of(reg, syms, probe_rec(3, KTRACK_PROBE_EV_ENTRY, 0x555555551000, 0x555555551100));
+  EXPECT_NE(std::string::npos, t.find("a: (0x555555551000)")) << t;
+  t = text_of(reg, syms, probe_rec(1, KTRACK_PROBE_EV_ENTRY, 0x555555551002, 0x555555551100), true);
+  EXPECT_NE(std::string::npos, t.find("\"ip\":\"kt_elf_fn+0x2\",\"parent_ip\":\"0x555555551100\"")) << t;
+  // a kernel probe's addresses are still named
+  t = text_of(reg, syms, probe_rec(4, KTRACK_PROBE_EV_ENTRY, 0x555555551002, 0));
+  EXPECT_NE(std::string::npos, t.find("kernel_fn+0x1002")) << t;
+}
+
+TEST(UprobeSpec, RecordTakesThemAsSpecs) {
+  EXPECT_TRUE(looks_like_probe_spec("u /bin/foo:fn"));
+  EXPECT_TRUE(looks_like_probe_spec("u:m /bin/foo:fn"));
+  EXPECT_TRUE(looks_like_probe_spec("ur /bin/foo:fn"));
+  EXPECT_TRUE(looks_like_probe_spec("ur:d /bin/foo:fn"));
+  EXPECT_FALSE(looks_like_probe_spec("uname -a"));
+  EXPECT_FALSE(looks_like_probe_spec("urandom"));
 }

@@ -61,6 +61,7 @@ const Command trace_cmd(30, [](CLI::App &app) {
       "Examples:\n"
       "  sudo ktrackctl trace\n"
       "  sudo ktrackctl trace 'p:op do_sys_openat2' -- cat /etc/hostname\n"
+      "  sudo ktrackctl trace 'u:m /lib/x86_64-linux-gnu/libc.so.6:malloc size=$arg1:u64' -- ls\n"
       "  sudo ktrackctl trace -s default --json -d 5s\n"
       "  sudo ktrackctl trace -c bash -C 0 --mode overwrite");
   cmd->callback([o] {
@@ -153,6 +154,8 @@ const Command record_cmd(31, [](CLI::App &app) {
       "  sudo ktrackctl record -o drv.ktrack 'f:drv mydrv:*%both' -- insmod mydrv.ko\n"
       "  sudo ktrackctl record -o trace.ktrack -d 10s --buffer-pages 1024\n"
       "  sudo ktrackctl record -s mysession -o trace.ktrack -p 1234\n"
+      "  sudo ktrackctl record -o app.ktrack 'ur:d /usr/bin/foo:parse ret=$retval dur=$duration' -- foo\n"
+      "(SPEC forms, p r f t e u ur: 'ktrackctl probe --help')\n"
       "A probe's '=> snapshot' action (with --flight) has the kernel copy the history up to\n"
       "that hit aside while recording goes on; each copy is saved as FILE.snapN.ktr.\n"
       "  sudo ktrackctl record --flight 64M -o run.ktr 'r:bad mydrv:submit ret=$retval:s32 if ret < 0 => "

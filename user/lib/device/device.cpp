@@ -38,6 +38,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_DUMP_ON_OOPS, "dump-on-oops"},
       {KTRACK_FEAT_SNAPSHOT, "snapshot"},
       {KTRACK_FEAT_GRAPH_SCOPE, "graph-scope"},
+      {KTRACK_FEAT_UPROBE, "uprobe"},
       {KTRACK_FEAT_PID_TREE, "pid-tree"},
   };
   std::string out;

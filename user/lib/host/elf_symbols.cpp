@@ -38,7 +38,8 @@ std::vector<ElfFunction> read_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr 
     GElf_Sym sym;
     if (!gelf_getsym(data, (int)i, &sym)) continue;
     int type = GELF_ST_TYPE(sym.st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+      continue;
     const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
     if (!name || !*name) continue;
     std::string base(name);
@@ -67,7 +68,8 @@ ElfSymbols::ElfSymbols(const std::string &path) {
   if (fd.fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR)
-      throw Error(fmt::format("{} does not exist: give the absolute path of a program or shared library", path));
+      throw Error(
+          fmt::format("{} does not exist: give the absolute path of a program or shared library", path));
     throw Error(explain_errno(fmt::format("open {}", path), e));
   }
   std::unique_ptr<Elf, ElfDeleter> elf(elf_begin(fd.fd, ELF_C_READ, nullptr));
@@ -76,9 +78,10 @@ ElfSymbols::ElfSymbols(const std::string &path) {
   GElf_Ehdr eh;
   if (!gelf_getehdr(elf.get(), &eh)) throw Error(fmt::format("{}: bad ELF header: {}", path, elf_errmsg(-1)));
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-    throw Error(fmt::format("{} is not x86-64 code (ELF machine {}, class {}): probe a program built for this "
-                            "machine",
-                            path, eh.e_machine, eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32));
+    throw Error(
+        fmt::format("{} is not x86-64 code (ELF machine {}, class {}): probe a program built for this "
+                    "machine",
+                    path, eh.e_machine, eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32));
   size_t nph = 0;
   if (elf_getphdrnum(elf.get(), &nph) == 0)
     for (size_t i = 0; i < nph; i++) {

@@ -11,9 +11,9 @@
 namespace ktrack {
 
 struct ElfFunction {
-  std::string name;  // without a version (malloc, not malloc@@GLIBC_2.2.5)
-  uint64_t addr = 0;  // st_value: the ELF virtual address
-  uint64_t size = 0;  // st_size, 0 when unknown
+  std::string name;    // without a version (malloc, not malloc@@GLIBC_2.2.5)
+  uint64_t addr = 0;   // st_value: the ELF virtual address
+  uint64_t size = 0;   // st_size, 0 when unknown
   bool local = false;  // STB_LOCAL: a global of the same name is preferred
 };
 

@@ -19,7 +19,8 @@ bool looks_like_probe_spec(const std::string &s) {
   size_t i = 1;
   if (s[0] == 'r')
     while (i < s.size() && std::isdigit((unsigned char)s[i])) i++;
-  if (!std::strchr("prfte", s[0])) return false;
+  if (s[0] == 'u' && s[1] == 'r') i = 2;  // ur
+  if (!std::strchr("prfteu", s[0])) return false;
   return i < s.size() && (s[i] == ' ' || s[i] == ':');
 }
 
