@@ -167,10 +167,13 @@ const Command probe_cmd(30, [](CLI::App &app) {
     for (const auto &a : c.spec.args) {
       std::string d;
       for (auto o : a.deref) d += fmt::format("{}{}", d.empty() ? "" : ",", o);
-      fmt::print("  {} src={} param={} deref=[{}] type={} size={} count={}\n", a.name, a.src, a.param, d,
-                 a.type, a.size, a.count);
+      fmt::print("  {} src={} param={} deref=[{}] type={} size={} count={}{}\n", a.name, a.src, a.param, d,
+                 a.type, a.size, a.count, a.flags ? fmt::format(" flags=0x{:x}", a.flags) : "");
     }
     for (const auto &f : c.spec.funcs) fmt::print("  function {}\n", f);
+    if (c.spec.is_user())
+      fmt::print("  file {} offset 0x{:x}{}\n", c.spec.path, c.spec.file_offset,
+                 c.spec.symbol.empty() ? "" : fmt::format(" ({}+0x{:x})", c.spec.symbol, c.spec.offset));
   });
 });
 
