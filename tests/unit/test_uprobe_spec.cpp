@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -240,6 +242,15 @@ TEST(UprobeElf, ResolutionErrors) {
   expect_error("u " + exe + ":kt_elf_fm", 3 + exe.size(), "did you mean kt_elf_fn", true);
   expect_error("u " + exe + ":kt_elf_fn+100000", 3 + exe.size(), "past its end", true);
   expect_error("u " + exe + ":0x10", 3 + exe.size(), "no executable segment", true);
+  // the same file for another machine (e_machine: AArch64)
+  std::ifstream in(exe, std::ios::binary);
+  std::string f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint16_t machine = EM_AARCH64;
+  std::memcpy(f.data() + offsetof(Elf64_Ehdr, e_machine), &machine, sizeof(machine));
+  std::string arm = ::testing::TempDir() + "uprobe_elf_aarch64";
+  std::ofstream(arm, std::ios::binary) << f;
+  expect_error("u " + arm + ":kt_elf_fn", 2, "is not x86-64 code", true);
+  std::remove(arm.c_str());
 }
 
 TEST(UprobeElf, AddressIsAnElfAddress) {
