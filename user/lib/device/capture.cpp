@@ -52,7 +52,8 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
   if (opts_.pid_tree && !opts_.pids.empty()) {
     if (!(session_->device().version().features & KTRACK_FEAT_PID_TREE))
       throw Error(
-          "the loaded ktrack.ko cannot select a process and its children (no KTRACK_FEAT_PID_TREE): unload it "
+          "the loaded ktrack.ko cannot select a process and its children (no KTRACK_FEAT_PID_TREE): unload "
+          "it "
           "and load this version's ('ktrackctl unload && ktrackctl load')");
     config_.pid_tree = true;
     change = true;

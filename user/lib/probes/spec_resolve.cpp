@@ -197,6 +197,13 @@ void resolve_tracepoint(const ProbeSpec &spec, SymbolSource &syms, size_t pos) {
                    did_you_mean(close), name));
 }
 
+// A u/ur target this system does not have (the file, an x86-64 ELF, the
+// symbol, code at the address): a runtime error (exit 2), with the spec and
+// its caret as SpecError has them.
+[[noreturn]] void fail_target(const std::string &spec, size_t pos, const std::string &message) {
+  throw Error(SpecError(spec, pos, message).what());
+}
+
 // u / ur: PATH to its real absolute path (the kernel opens that), SYMBOL
 // [+OFFS] or 0xADDR to the instruction's offset in the file.
 void resolve_user(ProbeSpec &spec, size_t pos) {
@@ -205,39 +212,39 @@ void resolve_user(ProbeSpec &spec, size_t pos) {
   if (!realpath(spec.path.c_str(), real)) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR)
-      fail(
+      fail_target(
           t, pos,
           fmt::format("{} does not exist: give the absolute path of a program or shared library", spec.path));
-    fail(t, pos, explain_errno(fmt::format("resolve the path {}", spec.path), e));
+    fail_target(t, pos, explain_errno(fmt::format("resolve the path {}", spec.path), e));
   }
   std::string path = real;
   if (path.size() + 1 > KTRACK_PROBE_PATH_MAX)
-    fail(t, pos,
-         fmt::format("the real path of {} is too long (max {} characters)", spec.path,
-                     KTRACK_PROBE_PATH_MAX - 1));
+    fail_target(t, pos,
+                fmt::format("the real path of {} is too long (max {} characters)", spec.path,
+                            KTRACK_PROBE_PATH_MAX - 1));
   std::optional<ElfSymbols> elf;
   try {
     elf.emplace(path);
   } catch (const Error &e) {
-    fail(t, pos, e.what());
+    fail_target(t, pos, e.what());
   }
   const size_t at = pos + spec.path.size() + 1;  // the symbol or address
   uint64_t addr = spec.addr;
   if (!spec.symbol.empty()) {
     auto fn = elf->function(spec.symbol);
     if (!fn)
-      fail(t, at,
-           fmt::format("{} has no function {} (in .symtab or .dynsym){}: see 'nm {}' or 'nm -D {}'", path,
-                       spec.symbol, did_you_mean(closest_names(spec.symbol, elf->function_names())), path,
-                       path));
+      fail_target(t, at,
+                  fmt::format("{} has no function {} (in .symtab or .dynsym){}: see 'nm {}' or 'nm -D {}'",
+                              path, spec.symbol,
+                              did_you_mean(closest_names(spec.symbol, elf->function_names())), path, path));
     if (fn->size && spec.offset >= fn->size)
-      fail(t, at,
-           fmt::format("{} is {} bytes long: +{} is past its end", spec.symbol, fn->size, spec.offset));
+      fail_target(
+          t, at, fmt::format("{} is {} bytes long: +{} is past its end", spec.symbol, fn->size, spec.offset));
     addr = fn->addr + spec.offset;
   }
   auto off = elf->file_offset(addr);
   if (!off)
-    fail(
+    fail_target(
         t, at,
         fmt::format("0x{:x} is in no executable segment of {}: give an address of its code as 'nm' prints it",
                     addr, path));
