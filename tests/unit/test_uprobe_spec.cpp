@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "analysis/analysis_source.hpp"
 #include "format/event.hpp"
 #include "format/format.hpp"
 #include "format/symbols.hpp"
@@ -409,4 +410,32 @@ TEST(UprobeSpec, RecordTakesThemAsSpecs) {
   EXPECT_TRUE(looks_like_probe_spec("ur:d /bin/foo:fn"));
   EXPECT_FALSE(looks_like_probe_spec("uname -a"));
   EXPECT_FALSE(looks_like_probe_spec("urandom"));
+}
+
+TEST(UprobeAnalysis, ViewsNameTheSite) {
+  Symbolizer syms;
+  syms.load("0000555555550000 T kernel_fn\n0000555555560000 T kernel_end\n");
+  SchemaRegistry reg;
+  reg.add(probe_decoder_schema(
+      1, schema_from_desc(compile_probe(resolved(std::string("u:m ") + KT_ELF_EXE + ":kt_elf_fn+0x2")))));
+  reg.add(probe_decoder_schema(
+      2, schema_from_desc(compile_probe(resolved(std::string("ur:r ") + KT_ELF_EXE + ":kt_elf_fn")))));
+  reg.add(ktrack::testing::probe_schema(3, "k", {}));
+  analysis::EventNames names(reg, &syms, nullptr);
+  analysis::Sample s;
+  s.kind = analysis::Kind::Entry;
+  s.probe_id = 1;
+  s.ip = 0x555555551002;
+  names.note_user_ip(s);
+  EXPECT_EQ("kt_elf_fn+0x2", names.symbolize(0x555555551002));
+  EXPECT_EQ("kt_elf_fn", names.func_name(0x555555551002));
+  s.kind = analysis::Kind::Exit;
+  s.probe_id = 2;
+  s.ip = 0x7f0000001000;  // another process, another address: the same function
+  names.note_user_ip(s);
+  EXPECT_EQ("kt_elf_fn", names.symbolize(0x7f0000001000));
+  s.probe_id = 3;  // a kernel probe's address keeps its kernel name
+  s.ip = 0x555555552000;
+  names.note_user_ip(s);
+  EXPECT_EQ("kernel_fn+0x2000", names.symbolize(0x555555552000));
 }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -40,7 +41,36 @@ std::string EventNames::probe_name(uint32_t probe_id) const {
   return fmt::format("probe{}", probe_id);
 }
 
+void EventNames::note_probe_ip(const Sample &s) {
+  if (s.probe_id >= user_probe_.size()) {
+    if (s.probe_id >= (1u << 20)) return;  // ids are small: beyond, no cache (and no name)
+    user_probe_.resize(s.probe_id + 1);
+  }
+  uint8_t &kind = user_probe_[s.probe_id];
+  const Schema *sc = nullptr;
+  if (kind == 0) {
+    sc = schemas_->find(KTRACK_REC_PROBE, s.probe_id);
+    if (!sc || sc->probe_id != s.probe_id) return;  // not described (yet)
+    kind = sc->user_ip ? 2 : 1;
+  }
+  if (kind != 2 || user_sites_.count(s.ip)) return;
+  if (!sc) sc = schemas_->find(KTRACK_REC_PROBE, s.probe_id);
+  // "SYM+0xOFF" (u), "SYM" (ur), "" (by address: the ip in hex)
+  Symbol site{fmt::format("{:#x}", address(s.ip)), 0, ""};
+  if (sc && !sc->user_site.empty()) {
+    size_t plus = sc->user_site.find("+0x");
+    site.name = sc->user_site.substr(0, plus);
+    if (plus != std::string::npos) {
+      const char *b = sc->user_site.data() + plus + 3, *e = sc->user_site.data() + sc->user_site.size();
+      std::from_chars(b, e, site.offset, 16);
+    }
+  }
+  user_sites_.emplace(s.ip, std::move(site));
+}
+
 Symbol EventNames::symbol(uint64_t ip) const {
+  if (!user_sites_.empty())
+    if (auto it = user_sites_.find(ip); it != user_sites_.end()) return it->second;
   uint64_t off = 0;
   const Symbolizer::Symbol *sym = symbols_ ? symbols_->lookup(ip, &off) : nullptr;
   if (!sym) {

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/analysis.hpp"
@@ -65,15 +66,23 @@ class EventNames : public Names {
   int field_id(std::string_view name) const override;
   bool field_value(const Sample &s, int id, int64_t &out) const override;
   bool field_string(const Sample &s, int id, std::string &out) const override;
+  // Called with each sample: a u/ur probe's ip is a user address, named
+  // later by the probe's site (Schema::user_site), never a kernel symbol.
+  void note_user_ip(const Sample &s) {
+    if (s.kind == Kind::Entry || s.kind == Kind::Exit) note_probe_ip(s);
+  }
 
  private:
   const FieldValue *lookup(const Sample &s, int id) const;
+  void note_probe_ip(const Sample &s);
 
   const SchemaRegistry *schemas_;
   const Symbolizer *symbols_;
   const CommTable *comms_;
   mutable std::vector<std::string> field_names_;
-  mutable FlatMap<int32_t> index_cache_{64};  // (schema, field id) -> index + 1, or -1
+  mutable FlatMap<int32_t> index_cache_{64};         // (schema, field id) -> index + 1, or -1
+  std::vector<uint8_t> user_probe_;                  // by probe id: 0 unknown, 1 kernel, 2 user
+  std::unordered_map<uint64_t, Symbol> user_sites_;  // a user ip -> its probe's site
 };
 
 // A recorded file (or raw /dev/ktrack stream) feeding the views.
@@ -98,6 +107,7 @@ class FileSource {
       ++n;
       ref_.reset(raw);
       sample_from_ref(ref_, &reader_.comms(), s, &reader_.symbols());
+      names_.note_user_ip(s);
       if (filter.matches(s)) fn(s);
       more = reader_.next_raw(raw);
     }

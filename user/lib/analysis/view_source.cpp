@@ -55,6 +55,7 @@ void ViewSource::run_live(const std::function<void(const Sample &)> &fn, const s
         symbols_.ingest(rec);  // a module came or went: names the records after it
         ref.reset(rec);
         sample_from_ref(ref, &capture_->comms(), s, &symbols_);
+        if (live_names_) live_names_->note_user_ip(s);
         if (filter_.matches(s)) fn(s);
       },
       StopSignals::flag(),
