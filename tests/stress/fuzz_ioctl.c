@@ -216,6 +216,9 @@ static const char *const corpus_specs[] = {
 	"p:fz vfs_read s=$stack1:x64 a=+8(+0($arg1)):x64 if (s > 1 && s < 100000) || !(cpu == 0)",
 	/* accepted on overwrite-mode sessions only: copies taken while others read and reconfigure */
 	"p:fz vfs_write => snapshot stack:2",
+	/* user-space probes: libc, so every process of the guest hits them */
+	"u:fz /lib/x86_64-linux-gnu/libc.so.6:getpid n=$arg1 c=$comm",
+	"ur:fz /lib/x86_64-linux-gnu/libc.so.6:write ret=$retval:s64 d=$duration s=+0($arg2):string",
 };
 
 static void build_corpus(void)

@@ -5,14 +5,17 @@
  * arguments.  Built by 'make kernel-tests' into build/tests/targets/ (not
  * tests/kernel/, whose programs run-all runs as tests).
  *
- *   uprobe_target N [SLEEP_MS [WAIT_MS]]
+ *   uprobe_target N [SLEEP_MS [WAIT_MS [time]]]
  *
  * waits WAIT_MS (so that a tracer can attach to its pid), calls
  * kt_target_fn(i, "kt-uprobe-str") for i = 0..N-1 (it returns 2i + 1),
  * then kt_target_sleep(SLEEP_MS) once (it sleeps that long and returns
- * SLEEP_MS).
+ * SLEEP_MS).  With "time", prints the mean time of one call of the loop
+ * in picoseconds (bench/uprobes.sh).
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void sleep_ms(long ms)
@@ -42,12 +45,18 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	long ms = argc > 2 ? atol(argv[2]) : 0;
 	long wait = argc > 3 ? atol(argv[3]) : 0;
+	int timed = argc > 4 && !strcmp(argv[4], "time");
+	struct timespec t0, t1;
 	long i, sum = 0;
 
 	if (wait)
 		sleep_ms(wait);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++)
 		sum += kt_target_fn(i, "kt-uprobe-str");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (timed && n > 0)
+		printf("%lld\n", ((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)) * 1000 / n);
 	kt_target_sleep(ms);
 	return sum == n * n ? 0 : 1;
 }
