@@ -274,6 +274,12 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 		ret = -EINVAL;
 		goto free;
 	}
+	/* u, ur: the file is found before kt_probe_lock (probe_uprobe.c) */
+	if (kt_probe_is_user(p)) {
+		ret = kt_uprobe_prepare(p);
+		if (ret)
+			goto free;
+	}
 
 	mutex_lock(&kt_probe_lock);
 	if (ktrack_session_dead(s)) {

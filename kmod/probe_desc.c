@@ -152,7 +152,8 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 		return -EINVAL;
 	/* u, ur: the memory is the user task's, never the kernel's */
 	if (is_user && ((f->nderef && !(f->flags & KTRACK_FETCH_F_USER)) ||
-			(f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM)))
+			(f->type == KTRACK_FETCH_T_STRING && f->src != KTRACK_FETCH_SRC_COMM) ||
+			f->type == KTRACK_FETCH_T_SYMBOL))	/* a kernel symbol's name */
 		return -EINVAL;
 
 	switch (f->src) {
@@ -445,7 +446,7 @@ static int kt_check_upath(const struct ktrack_probe_desc *d)
 	if (d->nr_funcs != 1 || d->funcs_len < 2 || d->funcs_len > KTRACK_PROBE_PATH_MAX ||
 	    path[0] != '/' || strnlen(path, d->funcs_len) + 1 != d->funcs_len)
 		return -EINVAL;
-	if (d->addr || d->module[0] || d->stack_depth || d->offset > U32_MAX)
+	if (d->addr || d->module[0] || d->stack_depth || d->offset > (u64)LLONG_MAX)
 		return -EINVAL;
 	return 0;
 }

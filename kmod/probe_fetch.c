@@ -40,17 +40,41 @@ struct kt_scratch {
 
 static struct kt_scratch __percpu *kt_scratch;
 
+/*
+ * u, ur: a record fetched before kt_probe_emit(), preemptible, so that
+ * user pages not mapped yet fault in (as ftrace's uprobe events read):
+ * a buffer per CPU, under its mutex, since the task may move or sleep.
+ */
+struct kt_ubuf {
+	struct mutex lock;
+	u64 buf[KT_SCRATCH / sizeof(u64)];
+};
+
+static struct kt_ubuf __percpu *kt_ubufs;
+
 int kt_fetch_init(void)
 {
+	int cpu;
+
 	/* alloc_percpu() gives at most PCPU_MIN_UNIT_SIZE per object */
 	BUILD_BUG_ON(sizeof(struct kt_scratch) > PCPU_MIN_UNIT_SIZE);
+	BUILD_BUG_ON(sizeof(struct kt_ubuf) > PCPU_MIN_UNIT_SIZE);
 	kt_scratch = alloc_percpu(struct kt_scratch);
-	return kt_scratch ? 0 : -ENOMEM;
+	kt_ubufs = alloc_percpu(struct kt_ubuf);
+	if (!kt_scratch || !kt_ubufs) {
+		free_percpu(kt_scratch);
+		free_percpu(kt_ubufs);
+		return -ENOMEM;
+	}
+	for_each_possible_cpu(cpu)
+		mutex_init(&per_cpu_ptr(kt_ubufs, cpu)->lock);
+	return 0;
 }
 
 void kt_fetch_exit(void)
 {
 	free_percpu(kt_scratch);
+	free_percpu(kt_ubufs);
 }
 
 /* Duration clock: NMI-safe and monotonic across CPUs (entry and exit may
@@ -72,8 +96,11 @@ notrace void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kt_entry_save);
 
-static notrace long kt_read(void *dst, unsigned long addr, size_t n, bool user)
+static notrace long kt_read(void *dst, unsigned long addr, size_t n, bool user, bool may_fault)
 {
+	/* u, ur handlers run in their task, preemptible: pages may come in */
+	if (user && may_fault)
+		return copy_from_user(dst, (const void __user *)addr, n) ? -EFAULT : 0;
 	if (user)
 		return copy_from_user_nofault(dst, (const void __user *)addr, n);
 	return copy_from_kernel_nofault(dst, (const void *)addr, n);
@@ -85,7 +112,8 @@ NOKPROBE_SYMBOL(kt_read);
  * length or -EFAULT.  Reads in chunks that never cross a page, so a fault
  * means the string cannot continue there.
  */
-static notrace long kt_read_str(char *dst, unsigned long addr, size_t max, bool user)
+static notrace long kt_read_str(char *dst, unsigned long addr, size_t max, bool user,
+			       bool may_fault)
 {
 	size_t done = 0;
 
@@ -94,7 +122,7 @@ static notrace long kt_read_str(char *dst, unsigned long addr, size_t max, bool 
 				    (size_t)(PAGE_SIZE - ((addr + done) & ~PAGE_MASK)));
 		char *nul;
 
-		if (kt_read(dst + done, addr + done, chunk, user))
+		if (kt_read(dst + done, addr + done, chunk, user, may_fault))
 			return done ? (long)done : -EFAULT;
 		nul = memchr(dst + done, 0, chunk);
 		if (nul)
@@ -136,11 +164,12 @@ static notrace unsigned long kt_field(const struct kt_fetch *f, const struct kt_
 NOKPROBE_SYMBOL(kt_field);
 
 /* Word n of a user stack (0 when it cannot be read). */
-static notrace unsigned long kt_user_stack_nth(struct pt_regs *regs, unsigned int n)
+static notrace unsigned long kt_user_stack_nth(struct pt_regs *regs, unsigned int n,
+					       bool may_fault)
 {
 	unsigned long v;
 
-	if (kt_read(&v, user_stack_pointer(regs) + n * sizeof(v), sizeof(v), true))
+	if (kt_read(&v, user_stack_pointer(regs) + n * sizeof(v), sizeof(v), true, may_fault))
 		return 0;
 	return v;
 }
@@ -155,7 +184,7 @@ static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt
 		return c->regs ? regs_get_register(c->regs, f->param) : 0;
 	case KTRACK_FETCH_SRC_STACK:
 		if (c->regs && user_mode(c->regs))	/* u, ur: the user stack */
-			return kt_user_stack_nth(c->regs, f->param);
+			return kt_user_stack_nth(c->regs, f->param, c->may_fault);
 		return c->regs ? regs_get_kernel_stack_nth(c->regs, f->param) : 0;
 	case KTRACK_FETCH_SRC_RETVAL:
 		return c->exit ? c->retval : 0;
@@ -207,11 +236,14 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 		val = kt_field(f, c, &field_room);
 		if (!val || (f->nderef && field_room < (f->nderef > 1 ? sizeof(val) : f->slot_len)))
 			goto fault;
+	} else if (c->no_entry && (f->src == KTRACK_FETCH_SRC_ARG ||
+				   f->src == KTRACK_FETCH_SRC_DURATION)) {
+		goto fault;	/* unknown: not 0 */
 	} else {
 		val = kt_source(f, c);
 	}
 	for (i = 0; i + 1 < f->nderef; i++) {
-		if (kt_read(&val, val + f->deref[i], sizeof(val), user))
+		if (kt_read(&val, val + f->deref[i], sizeof(val), user, c->may_fault))
 			goto fault;
 	}
 	addr = f->nderef ? val + f->deref[f->nderef - 1] : val;
@@ -228,7 +260,7 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 			*(u32 *)slot = *dyn << 16;
 			return true;
 		}
-		n = kt_read_str(data + *dyn, addr, room, user);
+		n = kt_read_str(data + *dyn, addr, room, user, c->may_fault);
 		if (n < 0) {
 			*(u32 *)slot = *dyn << 16;
 			return false;
@@ -238,7 +270,7 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 		return true;
 	}
 	if (f->nderef) {
-		if (kt_read(slot, addr, f->slot_len, user))
+		if (kt_read(slot, addr, f->slot_len, user, c->may_fault))
 			goto fault;
 		return true;
 	}
@@ -582,12 +614,33 @@ static notrace void kt_actions_after(struct kt_probe *p)
 }
 NOKPROBE_SYMBOL(kt_actions_after);
 
+/* The record of a hit: its header and fetched values (fault_mask, data_len set). */
+static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
+			    struct ktrack_rec_probe *rec, u16 event, u64 ip, u64 parent_ip)
+{
+	u32 dyn = p->fixed_len, fault = 0;
+	u16 i;
+
+	rec->probe_id = p->id;
+	rec->event = event;
+	rec->ip = ip;
+	rec->parent_ip = parent_ip;
+	rec->__pad = 0;
+	memset(rec->data, 0, dyn);
+	for (i = 0; i < p->nr_fetch; i++)
+		if (!kt_fetch_one(&p->fetch[i], ctx, rec->data, &dyn))
+			fault |= 1U << i;
+	rec->fault_mask = fault;
+	rec->data_len = dyn;
+}
+NOKPROBE_SYMBOL(kt_fill);
+
 notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 			   u64 ip, u64 parent_ip)
 {
 	struct ktrack_rec_probe *rec;
 	struct kt_scratch *sc;
-	u32 dyn, fault = 0, depth;
+	u32 dyn, depth;
 	bool acts = false, in_graph = true;
 	int nest;
 	u16 i;
@@ -620,22 +673,19 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		this_cpu_inc(p->stats->missed);
 		goto out;
 	}
-	rec = (struct ktrack_rec_probe *)sc->buf[nest - 1];
-	rec->probe_id = p->id;
-	rec->event = event;
-	rec->ip = ip;
-	rec->parent_ip = parent_ip;
-	rec->__pad = 0;
-	dyn = p->fixed_len;
-	memset(rec->data, 0, dyn);
-	for (i = 0; i < p->nr_fetch; i++) {
-		if (!kt_fetch_one(&p->fetch[i], ctx, rec->data, &dyn)) {
-			fault |= 1U << i;
-			this_cpu_inc(p->stats->faults);
-		}
+	if (ctx->filled) {
+		/* kt_probe_emit_user() fetched it, where user pages may fault in */
+		rec = ctx->filled;
+		dyn = rec->data_len;
+		this_cpu_add(p->stats->faults, hweight32(rec->fault_mask));
+	} else {
+		rec = (struct ktrack_rec_probe *)sc->buf[nest - 1];
+		kt_fill(p, ctx, rec, event, ip, parent_ip);
+		dyn = rec->data_len;
+		for (i = 0; i < p->nr_fetch; i++)
+			if (rec->fault_mask & (1U << i))
+				this_cpu_inc(p->stats->faults);
 	}
-	rec->fault_mask = fault;
-	rec->data_len = dyn;
 	if (p->nr_insns && !kt_filter(p, rec->data)) {
 		this_cpu_inc(p->stats->filtered);
 		goto out;
@@ -707,3 +757,27 @@ notrace void kt_probe_emit_exit(struct kt_probe *p, struct pt_regs *regs,
 	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_EXIT, ip, parent_ip);
 }
 NOKPROBE_SYMBOL(kt_probe_emit_exit);
+
+/*
+ * u, ur (sleepable task context): fetch with faulting user reads into a
+ * per-CPU buffer under its mutex, then emit as any probe.  A session not
+ * recording costs no fetch (kt_probe_emit() counts the hit idle).
+ */
+void kt_probe_emit_user(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
+			u64 ip, u64 parent_ip)
+{
+	struct kt_ubuf *ub;
+
+	might_sleep();
+	if (!READ_ONCE(p->session->running) || !p->nr_fetch) {
+		kt_probe_emit(p, ctx, event, ip, parent_ip);
+		return;
+	}
+	ub = per_cpu_ptr(kt_ubufs, raw_smp_processor_id());
+	mutex_lock(&ub->lock);
+	ctx->may_fault = true;
+	ctx->filled = (struct ktrack_rec_probe *)ub->buf;
+	kt_fill(p, ctx, ctx->filled, event, ip, parent_ip);
+	kt_probe_emit(p, ctx, event, ip, parent_ip);
+	mutex_unlock(&ub->lock);
+}

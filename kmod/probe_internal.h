@@ -224,6 +224,7 @@ static inline bool kt_probe_is_user(const struct kt_probe *p)
 }
 
 extern const struct kt_probe_ops kt_uprobe_ops;
+int kt_uprobe_prepare(struct kt_probe *p);
 void kt_uprobe_free(struct kt_probe *p);
 
 /* probe_graph.c: KTRACK_PROBE_F_GRAPH_ROOT and _SCOPED */
@@ -253,12 +254,17 @@ struct kt_fetch_ctx {
 	unsigned long retval;
 	u64 duration;
 	bool exit;
+	bool may_fault;			/* u, ur: user reads may fault pages in */
+	bool no_entry;			/* ur exit with no entry kept: no args, no duration */
+	struct ktrack_rec_probe *filled;	/* kt_probe_emit_user(): fetched already */
 };
 
 void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 		   u64 ip, u64 parent_ip);
 void kt_probe_emit_exit(struct kt_probe *p, struct pt_regs *regs,
 			const struct kt_entry_data *d, u64 ip, u64 parent_ip);
+void kt_probe_emit_user(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
+			u64 ip, u64 parent_ip);
 void kt_entry_save(struct kt_entry_data *d, struct pt_regs *regs);
 u64 kt_probe_now(void);
 int kt_fetch_init(void);

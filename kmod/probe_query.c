@@ -41,6 +41,9 @@ static void kt_fill_info(struct kt_probe *p, struct ktrack_probe_info *in)
 		scnprintf(in->target, sizeof(in->target), "%s:%s", p->module, p->func_names[0]);
 	else if (p->kind == KTRACK_PROBE_FUNCS)
 		strscpy(in->target, p->func_names[0], sizeof(in->target));
+	else if (kt_probe_is_user(p))	/* the file's name: its offset, not the symbol's */
+		scnprintf(in->target, sizeof(in->target), "%s:0x%llx", kbasename(p->upath),
+			  p->offset);
 	else if (p->symbol[0] && p->module[0])
 		scnprintf(in->target, sizeof(in->target), "%s:%s+%llu", p->module, p->symbol,
 			 p->offset);

@@ -59,13 +59,24 @@ static struct kt_uret_slot *kt_uret_slot(struct kt_uprobe *up, u32 h, u32 i)
 	return &up->slots[(h + i) & (KT_URET_SLOTS - 1)];
 }
 
-/* ur entry: keep this call's time and arguments for its return. */
+/*
+ * ur entry: keep this call's time and arguments for its return - only for
+ * a task the session records (its pid filter), while it runs, so that the
+ * idle or blocked calls of the system's other processes take no slot.
+ */
 static void kt_uret_enter(struct kt_uprobe *up, struct pt_regs *regs)
 {
 	struct task_struct *t = current;
 	unsigned long sp = user_stack_pointer(regs);
 	u32 h = hash_ptr(t, KT_URET_BITS), i;
 	struct kt_uret_slot *mine = NULL;
+	bool wanted;
+
+	preempt_disable();
+	wanted = ktrack_session_selects(up->probe->session);
+	preempt_enable();
+	if (!wanted)
+		return;
 
 	for (i = 0; i < KT_URET_WINDOW; i++) {
 		struct kt_uret_slot *s = kt_uret_slot(up, h, i);
@@ -76,7 +87,7 @@ static void kt_uret_enter(struct kt_uprobe *up, struct pt_regs *regs)
 		if (s->start_time != t->start_time || s->sp <= sp) {
 			if (!mine)
 				mine = s;
-			else
+			else	/* our reads of it done before it is free */
 				smp_store_release(&s->task, NULL);
 		}
 	}
@@ -106,6 +117,7 @@ static bool kt_uret_leave(struct kt_uprobe *up, struct pt_regs *regs, struct kt_
 		if (READ_ONCE(s->task) != t || s->start_time != t->start_time || s->sp != sp)
 			continue;
 		*d = s->d;
+		/* the copy is done before another task may claim the slot */
 		smp_store_release(&s->task, NULL);
 		return true;
 	}
@@ -120,13 +132,18 @@ static int kt_up_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 	struct kt_fetch_ctx ctx = { .regs = regs, .args = args };
 	unsigned int i;
 
+	/* a 32-bit process: another ABI (arguments on the stack, 4-byte words) */
+	if (!user_64bit_mode(regs)) {
+		atomic64_inc(&up->unmatched);
+		return 0;
+	}
 	if (p->kind == KTRACK_PROBE_URETPROBE) {
 		kt_uret_enter(up, regs);
 		return 0;
 	}
 	for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
 		args[i] = regs_get_kernel_argument(regs, i);
-	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, instruction_pointer(regs), 0);
+	kt_probe_emit_user(p, &ctx, KTRACK_PROBE_EV_ENTRY, instruction_pointer(regs), 0);
 	return 0;
 }
 
@@ -134,57 +151,97 @@ static int kt_up_ret_handler(struct uprobe_consumer *uc, unsigned long func, str
 {
 	struct kt_uprobe *up = container_of(uc, struct kt_uprobe, uc);
 	struct kt_entry_data d;
+	struct kt_fetch_ctx ctx = {
+		.regs = regs,
+		.args = d.args,
+		.retval = regs_return_value(regs),
+		.exit = true,
+	};
 
-	if (!kt_uret_leave(up, regs, &d)) {
+	if (!user_64bit_mode(regs)) {
+		atomic64_inc(&up->unmatched);
+		return 0;
+	}
+	if (kt_uret_leave(up, regs, &d)) {
+		ctx.duration = kt_probe_now() - d.ts;
+	} else {
+		/* a call its entry kept nothing of: arguments and duration faulted */
 		memset(&d, 0, sizeof(d));
-		d.ts = kt_probe_now();
+		ctx.no_entry = true;
 		atomic64_inc(&up->unmatched);
 	}
 	/* as kretprobes: ip is the function, parent where it returns to */
-	kt_probe_emit_exit(up->probe, regs, &d, func, instruction_pointer(regs));
+	kt_probe_emit_user(up->probe, &ctx, KTRACK_PROBE_EV_EXIT, func, instruction_pointer(regs));
 	return 0;
 }
 
+/*
+ * Before kt_probe_lock (probe.c): the file is looked up here, outside it,
+ * since a lookup may wait on an automount whose daemon loads a module,
+ * whose notifier takes kt_probe_lock.  0 or -errno (ENOENT, EINVAL: not a
+ * regular file); what it holds goes with the probe (kt_uprobe_free()).
+ */
+int kt_uprobe_prepare(struct kt_probe *p)
+{
+	struct kt_uprobe *up;
+	int ret;
+
+	up = kzalloc(sizeof(*up), GFP_KERNEL_ACCOUNT);
+	if (!up)
+		return -ENOMEM;
+	if (p->kind == KTRACK_PROBE_URETPROBE) {
+		up->slots = kvcalloc(KT_URET_SLOTS, sizeof(*up->slots), GFP_KERNEL_ACCOUNT);
+		if (!up->slots) {
+			kfree(up);
+			return -ENOMEM;
+		}
+	}
+	up->probe = p;
+	p->up = up;
+	ret = kern_path(p->upath, LOOKUP_FOLLOW, &up->path);
+	if (ret) {
+		memset(&up->path, 0, sizeof(up->path));
+		return ret;
+	}
+	return d_is_reg(up->path.dentry) ? 0 : -EINVAL;
+}
+
+/* What uprobe_register() refuses, as ktrack's errnos say it (docs/UAPI.md). */
+static int kt_uprobe_errno(int ret)
+{
+	switch (ret) {
+	case -ENOMEM:
+	case -EINVAL:		/* past the file's end */
+	case -EPERM:
+		return ret;
+	case -EEXIST:
+	case -EBUSY:
+		return -EBUSY;
+	default:		/* -ENOTSUPP: an instruction it cannot step; -EIO */
+		return -EOPNOTSUPP;
+	}
+}
+
+/*
+ * Under kt_probe_lock: uprobe_register() takes the mmap_lock of every
+ * process mapping the file (kt_probe_lock -> mmap_lock, as ftrace's
+ * uprobe events hold event_mutex there).
+ */
 static int kt_uprobe_arm(struct kt_probe *p)
 {
 	struct kt_uprobe *up = p->up;
 	int ret;
 
-	if (!up) {
-		up = kzalloc(sizeof(*up), GFP_KERNEL_ACCOUNT);
-		if (!up)
-			return -ENOMEM;
-		if (p->kind == KTRACK_PROBE_URETPROBE) {
-			up->slots = kvcalloc(KT_URET_SLOTS, sizeof(*up->slots), GFP_KERNEL_ACCOUNT);
-			if (!up->slots) {
-				kfree(up);
-				return -ENOMEM;
-			}
-		}
-		up->probe = p;
-		p->up = up;
-	}
-	if (WARN_ON_ONCE(up->attached || up->path.dentry))	/* armed once */
-		return -EBUSY;
-	ret = kern_path(p->upath, LOOKUP_FOLLOW, &up->path);
-	if (ret)
-		return ret;
-	if (!d_is_reg(up->path.dentry)) {
-		ret = -EINVAL;
-		goto put;
-	}
+	if (WARN_ON_ONCE(!up || !up->path.dentry || up->attached))	/* prepared, armed once */
+		return -EINVAL;
 	up->uc.handler = kt_up_handler;
 	if (p->kind == KTRACK_PROBE_URETPROBE)
 		up->uc.ret_handler = kt_up_ret_handler;
 	ret = kt_uprobe_attach(&up->h, d_real_inode(up->path.dentry), p->offset, &up->uc);
 	if (ret)
-		goto put;
+		return kt_uprobe_errno(ret);
 	up->attached = true;
 	return 0;
-put:
-	path_put(&up->path);
-	memset(&up->path, 0, sizeof(up->path));
-	return ret;
 }
 
 /* The path stays held until kt_uprobe_free(): on 6.12 a handler may run until the sync. */

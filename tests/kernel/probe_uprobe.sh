@@ -54,6 +54,14 @@ if grep -q "0 lost" "$T/a.out" || ! grep -q "lost" "$T/a.out"; then ok "no recor
 	notok "no record lost" "$(cat "$T/a.out")"
 fi
 
+# ---- a string in a page the process never touched: read as ftrace does ------
+# (the handler may fault user pages in: a non-faulting read would fail here)
+printf 'kt-mapped-str' >"$T/mapped.txt"
+KT_TARGET_MAPFILE="$T/mapped.txt" "$K" record -o "$T/m.ktr" "u:tm $TGT:kt_target_fn s=+0(\$arg2):string" \
+	-- "$TGT" 3 >"$T/m.out" 2>&1
+same "u: a string in a mapped page not yet faulted in is read (3 of 3)" \
+	"$(printf 'kt-mapped-str\nkt-mapped-str\nkt-mapped-str')" "$(fields "$T/m.ktr" tm s)"
+
 # ---- ur: $duration brackets a known sleep ---------------------------------
 "$K" record -o "$T/d.ktr" "ur:ts $TGT:kt_target_sleep ms=\$retval d=\$duration" \
 	-- "$TGT" 0 50 >"$T/d.out" 2>&1

@@ -126,11 +126,15 @@ void follow_process_trees(const std::vector<std::string> &specs, ktrack::Capture
                           CommandUnderCapture &command, ktrack::StopSignals &signals) {
   if (!has_user_probe(specs)) return;
   o.pid_tree = true;
-  if (!command.hold(signals)) return;
-  o.pids.push_back(command.pid());
-  if (o.pids.size() > KTRACK_MAX_PID_FILTER)
+  if (trailing_command().empty()) return;
+  if (o.pids.size() + 1 > KTRACK_MAX_PID_FILTER)
     throw ktrack::UsageError(fmt::format("-p accepts at most {} pids with -- COMMAND (its own is one more)",
                                          KTRACK_MAX_PID_FILTER - 1));
+  command.hold(signals);
+  o.pids.push_back(command.pid());
+  // the session's filter: every probe of it, kernel ones too, records this tree only
+  fmt::print(stderr, "u/ur probes: recording only '{}' and the processes it starts (pid {})\n",
+             trailing_command()[0], command.pid());
 }
 
 bool has_snapshot_action(const std::vector<std::string> &specs) {

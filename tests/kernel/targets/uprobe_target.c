@@ -11,11 +11,15 @@
  * kt_target_fn(i, "kt-uprobe-str") for i = 0..N-1 (it returns 2i + 1),
  * then kt_target_sleep(SLEEP_MS) once (it sleeps that long and returns
  * SLEEP_MS).  With "time", prints the mean time of one call of the loop
- * in picoseconds (bench/uprobes.sh).
+ * in picoseconds (bench/uprobes.sh).  With $KT_TARGET_MAPFILE, the string
+ * is that file's text, mapped and never touched by the program (so not in
+ * its page tables when a probe reads it).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static void sleep_ms(long ms)
@@ -47,13 +51,22 @@ int main(int argc, char **argv)
 	long wait = argc > 3 ? atol(argv[3]) : 0;
 	int timed = argc > 4 && !strcmp(argv[4], "time");
 	struct timespec t0, t1;
+	const char *str = "kt-uprobe-str", *map = getenv("KT_TARGET_MAPFILE");
 	long i, sum = 0;
 
+	if (map) {
+		int fd = open(map, O_RDONLY);
+		void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED)
+			return 2;
+		str = p;
+	}
 	if (wait)
 		sleep_ms(wait);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++)
-		sum += kt_target_fn(i, "kt-uprobe-str");
+		sum += kt_target_fn(i, str);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (timed && n > 0)
 		printf("%lld\n", ((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)) * 1000 / n);

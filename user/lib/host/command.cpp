@@ -122,11 +122,22 @@ ChildProcess::ChildProcess(const std::vector<std::string> &argv, bool held) : na
 
 void ChildProcess::release() {
   if (go_fd_ < 0) return;
+  // A child killed while held (Ctrl-C during set-up) left no reader: EPIPE,
+  // not SIGPIPE; its exit is then seen as any exit (poll(), finish()).
+  sigset_t pipe, old;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe, &old);
   char go = 1;
   ssize_t w;
   do {
     w = ::write(go_fd_, &go, 1);
   } while (w < 0 && errno == EINTR);
+  if (w < 0 && errno == EPIPE) {
+    const struct timespec now = {0, 0};
+    ::sigtimedwait(&pipe, nullptr, &now);  // the SIGPIPE it raised, if not blocked before
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::close(go_fd_);
   go_fd_ = -1;
   wait_exec();
