@@ -42,8 +42,8 @@ for l in sys.stdin:
 }
 
 # ---- entry: every call, its arguments, a user string ----------------------
-"$K" record -o "$T/a.ktr" "u:tf $TGT:kt_target_fn i=\$arg1 s=+0(\$arg2):string" \
-	"ur:tr $TGT:kt_target_fn r=\$retval i=\$arg1" -- "$TGT" 1000 >"$T/a.out" 2>&1
+"$K" record -o "$T/a.ktr" "u:tf $TGT:kt_target_fn i=\$arg1:s64 s=+0(\$arg2):string" \
+	"ur:tr $TGT:kt_target_fn r=\$retval:s64 i=\$arg1:s64" -- "$TGT" 1000 >"$T/a.out" 2>&1
 rc=$?
 same "record -- TARGET 1000: exit 0" 0 "$rc"
 same "u: 1000 entries of kt_target_fn, i = 0..999 in order, s read from user memory" \
@@ -63,7 +63,7 @@ same "u: a string in a mapped page not yet faulted in is read (3 of 3)" \
 	"$(printf 'kt-mapped-str\nkt-mapped-str\nkt-mapped-str')" "$(fields "$T/m.ktr" tm s)"
 
 # ---- ur: $duration brackets a known sleep ---------------------------------
-"$K" record -o "$T/d.ktr" "ur:ts $TGT:kt_target_sleep ms=\$retval d=\$duration" \
+"$K" record -o "$T/d.ktr" "ur:ts $TGT:kt_target_sleep ms=\$retval:s64 d=\$duration:u64" \
 	-- "$TGT" 0 50 >"$T/d.out" 2>&1
 d=$(fields "$T/d.ktr" ts ms d)
 if [ "$(wc -l <<<"$d")" = 1 ] && awk '{ exit !($1 == 50 && $2 >= 50000000 && $2 < 5000000000) }' <<<"$d"; then
