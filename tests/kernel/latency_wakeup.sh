@@ -124,7 +124,7 @@ else
 fi
 
 # the text output, for the log
-sed 's/^/# /' "$T/c.txt" | head -60
+{ head -20 "$T/c.txt" && echo ... && sed -n '/^max latency/,$p' "$T/c.txt"; } | sed 's/^/# /'
 
 # ---- --rt -C 0: the normal sleeper left out, the FIFO spinner kept ----------
 "$K" latency wakeup --rt -C 0 --json -- "$W" 50 >"$T/d.json" 2>"$T/d.err"

@@ -92,16 +92,17 @@ TEST(LatencyWakeup, TheNameIsTheSwitchInsNextComm) {
   ASSERT_TRUE(l);
   EXPECT_EQ(l->comm, "kt_sleeper");
   EXPECT_EQ(lat.tasks().count({12, "kt_sleeper"}), 1u);
-  EXPECT_NE(ka::LatencyWakeup::record_line(lat.max_trace().front(), 100).find("sched_waking: pid=12 prio=120"),
-            std::string::npos);
+  EXPECT_NE(
+      ka::LatencyWakeup::record_line(lat.max_trace().front(), 100).find("sched_waking: pid=12 prio=120"),
+      std::string::npos);
 }
 
 TEST(LatencyWakeup, PerTaskAndTrace) {
   ka::LatencyWakeup lat({});
   lat.add(waking(100, 0, 10, 120, "a"));
   lat.add(waking(200, 0, 11, 120, "b"));
-  lat.add(sw(1100, 0, 0, 10));    // a: 1000
-  lat.add(sw(5200, 0, 10, 11));   // b: 5000
+  lat.add(sw(1100, 0, 0, 10));   // a: 1000
+  lat.add(sw(5200, 0, 10, 11));  // b: 5000
   ASSERT_EQ(lat.tasks().size(), 2u);
   EXPECT_EQ(lat.tasks().at({10, "a"}).ns.max(), 1000);
   EXPECT_EQ(lat.tasks().at({11, "b"}).ns.max(), 5000);
@@ -295,9 +296,11 @@ class SchedSymbols : public ktrack::SymbolSource {
   std::vector<std::string> filter_functions() override { return {}; }
   bool tracepoint_exists(const std::string &, const std::string &) override { return true; }
   std::vector<std::string> aliases(const std::string &) override { return {}; }
-  std::optional<ktrack::EventFormat> event_format(const std::string &subsys, const std::string &event) override {
+  std::optional<ktrack::EventFormat> event_format(const std::string &subsys,
+                                                  const std::string &event) override {
     if (subsys != "sched") return std::nullopt;
-    if (event == "sched_switch") return ktrack::parse_event_format(subsys, ktrack::test_formats::kSchedSwitch);
+    if (event == "sched_switch")
+      return ktrack::parse_event_format(subsys, ktrack::test_formats::kSchedSwitch);
     if (event == "sched_waking" || event == "sched_wakeup_new") {
       std::string f = kWakeupTemplate;
       f.replace(f.find("NAME"), 4, event);

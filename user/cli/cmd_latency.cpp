@@ -96,7 +96,8 @@ void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
 }
 
 const Command latency_cmd(57, [](CLI::App &app) {
-  auto *latency = app.add_subcommand("latency", "Latency tracers: wake-up latency (ftrace's wakeup, wakeup_rt)");
+  auto *latency =
+      app.add_subcommand("latency", "Latency tracers: wake-up latency (ftrace's wakeup, wakeup_rt)");
   latency->require_subcommand(1);
   auto f = std::make_shared<WakeupFlags>();
   auto *cmd = latency->add_subcommand(
@@ -105,7 +106,8 @@ const Command latency_cmd(57, [](CLI::App &app) {
   cmd->add_flag("--rt", f->rt, "Only tasks with an RT priority (kernel prio < 100), as wakeup_rt");
   cmd->add_option("--threshold", f->threshold_us,
                   "Only latencies over US microseconds: printed as they happen, the max among them kept");
-  cmd->add_option("-d,--duration", f->duration, "Stop after DURATION (500ms, 10s, 2m); file: its first DURATION");
+  cmd->add_option("-d,--duration", f->duration,
+                  "Stop after DURATION (500ms, 10s, 2m); file: its first DURATION");
   cmd->add_option("-C,--cpu", f->cpus, "Only switch-ins on these CPUs (repeatable)");
   cmd->add_flag("--json", f->json, "The summary as one JSON object");
   cmd->add_option("-o,--output", f->output, "Also save the raw recording to FILE (read it back with FILE)");
@@ -118,7 +120,8 @@ const Command latency_cmd(57, [](CLI::App &app) {
       "out before that was running (its waking is dropped), lost records drop the pending\n"
       "wakings.  Stops at -d, Ctrl-C or the end of '-- COMMAND'.  Prints per task (pid, comm)\n"
       "count/min/avg/max and a log2 histogram in microseconds, then the maximum with the\n"
-      "scheduler records on its CPU before the switch-in (its waking first).\n"
+      "scheduler records on its CPU before the switch-in (and its waking).  Task names come\n"
+      "from the switch-in (next_comm): in an e probe $comm is the waker's name.\n"
       "Examples:\n"
       "  sudo ktrackctl latency wakeup -d 10s\n"
       "  sudo ktrackctl latency wakeup --rt --threshold 100 -- ./rt-app\n"
@@ -134,7 +137,8 @@ const Command latency_cmd(57, [](CLI::App &app) {
     const bool live_lines = o.threshold_ns != 0;
     ka::LatencyWakeup lat(o);
     if (!f->file.empty()) {
-      if (!trailing_command().empty()) throw ktrack::UsageError("'-- COMMAND' goes with a live run, not a FILE");
+      if (!trailing_command().empty())
+        throw ktrack::UsageError("'-- COMMAND' goes with a live run, not a FILE");
       if (!f->output.empty()) throw ktrack::UsageError("-o saves a live run: not with a FILE");
       run_file(*f, lat, live_lines);
     } else {

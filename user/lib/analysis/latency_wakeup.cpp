@@ -217,7 +217,8 @@ void LatencyWakeup::print(Out &out) const {
       for (size_t i = 0; i < lb.size(); ++i) {
         if (!lb[i]) continue;
         uint64_t low = i == 0 ? 0 : 1ULL << (i - 1), high = i == 0 ? 1 : 1ULL << i;
-        fmt::format_to(app, "{}{{\"low_us\":{},\"high_us\":{},\"count\":{}}}", fb ? "" : ",", low, high, lb[i]);
+        fmt::format_to(app, "{}{{\"low_us\":{},\"high_us\":{},\"count\":{}}}", fb ? "" : ",", low, high,
+                       lb[i]);
         fb = false;
       }
       buf.append(std::string_view("]}"));
@@ -227,9 +228,9 @@ void LatencyWakeup::print(Out &out) const {
     if (max_) {
       fmt::format_to(app, "{{\"pid\":{},\"comm\":", max_->pid);
       json_escape(buf, max_->comm);
-      fmt::format_to(app, ",\"prio\":{},\"cpu\":{},\"wake_ts\":{},\"ts\":{},\"latency_us\":{:.3f},\"trace\":[",
-                     max_->prio, max_->cpu, max_->wake_ts, max_->ts,
-                     static_cast<double>(max_->latency_ns()) / 1000.0);
+      fmt::format_to(
+          app, ",\"prio\":{},\"cpu\":{},\"wake_ts\":{},\"ts\":{},\"latency_us\":{:.3f},\"trace\":[",
+          max_->prio, max_->cpu, max_->wake_ts, max_->ts, static_cast<double>(max_->latency_ns()) / 1000.0);
       for (size_t i = 0; i < max_trace_.size(); ++i) {
         if (i) buf.push_back(',');
         json_escape(buf, record_line(max_trace_[i], max_->wake_ts));
@@ -247,16 +248,16 @@ void LatencyWakeup::print(Out &out) const {
   if (order.empty()) out.print("no wake-up latencies measured\n");
   for (const TaskStats *t : order) {
     const Distribution &d = t->ns;
-    out.print("{}{} pid {} prio {}{}: count {}, min {:.1f} us, avg {:.1f} us, max {:.1f} us\n", c.bold, t->comm,
-              t->pid, t->prio, c.reset, d.count(), static_cast<double>(d.min()) / 1000.0, d.avg() / 1000.0,
-              static_cast<double>(d.max()) / 1000.0);
+    out.print("{}{} pid {} prio {}{}: count {}, min {:.1f} us, avg {:.1f} us, max {:.1f} us\n", c.bold,
+              t->comm, t->pid, t->prio, c.reset, d.count(), static_cast<double>(d.min()) / 1000.0,
+              d.avg() / 1000.0, static_cast<double>(d.max()) / 1000.0);
     print_log2_bars(out, c, t->us, "latency (us)");
     out.print("\n");
   }
   if (max_) {
-    out.print("{}max latency: {:.1f} us{}, {} pid {} prio {}, woken at {}, switched in at {} on cpu {}\n", c.alert,
-              static_cast<double>(max_->latency_ns()) / 1000.0, c.reset, max_->comm, max_->pid, max_->prio,
-              format_ts(max_->wake_ts), format_ts(max_->ts), max_->cpu);
+    out.print("{}max latency: {:.1f} us{}, {} pid {} prio {}, woken at {}, switched in at {} on cpu {}\n",
+              c.alert, static_cast<double>(max_->latency_ns()) / 1000.0, c.reset, max_->comm, max_->pid,
+              max_->prio, format_ts(max_->wake_ts), format_ts(max_->ts), max_->cpu);
     out.print("#       timestamp  cpu   since waking  event\n");
     for (const auto &r : max_trace_) out.print("{}\n", record_line(r, max_->wake_ts));
   }

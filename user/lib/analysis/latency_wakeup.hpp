@@ -45,10 +45,10 @@ std::vector<std::string> latency_wakeup_specs();
 bool sched_record_from_event(const Event &ev, SchedRecord &out);
 
 struct LatencyWakeupOptions {
-  bool rt = false;                 // only tasks with an RT priority (prio < 100)
-  uint64_t threshold_ns = 0;       // 0: none; else only latencies above it are reported
-  std::vector<uint32_t> cpus;      // only switch-ins on these CPUs (empty: all)
-  size_t trace_len = 20;           // records kept before the maximum's switch-in
+  bool rt = false;             // only tasks with an RT priority (prio < 100)
+  uint64_t threshold_ns = 0;   // 0: none; else only latencies above it are reported
+  std::vector<uint32_t> cpus;  // only switch-ins on these CPUs (empty: all)
+  size_t trace_len = 20;       // records kept before the maximum's switch-in
   bool json = false;
   Colors colors;
 };
