@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/latency_wakeup.hpp"
 #include "event_formats.hpp"
@@ -325,4 +327,32 @@ TEST(LatencyWakeup, SpecsResolveAgainstTheSchedFormats) {
     EXPECT_EQ(s.kind, ktrack::ProbeKind::kEvent);
     EXPECT_EQ(s.args.size(), nargs[i]) << specs[i];
   }
+}
+
+TEST(LatencyWakeup, ReorderPutsCpusBackInTimeOrder) {
+  // CPU 0's switch-in delivered before CPU 1's earlier waking (two drain
+  // sweeps): in order again, the latency is measured.
+  std::vector<SchedRecord> got;
+  ka::SchedReorder re(1000);
+  auto out = [&](const SchedRecord &r) { got.push_back(r); };
+  re.push(sw(500, 0, 0, 9), out);
+  re.push(waking(200, 1, 9, 120, "t"), out);
+  EXPECT_TRUE(got.empty());
+  re.push(sw(1600, 0, 9, 0), out);  // 200 and 500 are now final
+  ASSERT_EQ(got.size(), 2u);
+  re.flush(out);
+  ASSERT_EQ(got.size(), 3u);
+  ka::LatencyWakeup lat({});
+  std::optional<ka::WakeupLatency> l;
+  for (const auto &r : got)
+    if (auto x = lat.add(r)) l = x;
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->latency_ns(), 300u);
+  // Equal timestamps keep their arrival order.
+  got.clear();
+  re.push(waking(5000, 0, 1, 120, "a"), out);
+  re.push(sw(5000, 0, 0, 1), out);
+  re.flush(out);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].type, SchedRecord::Waking);
 }

@@ -36,18 +36,35 @@ struct WakeupFlags {
   size_t trace_len = 20;
 };
 
-// Feeds one decoded record; prints the live line of a latency over the
-// threshold.
-void feed(ka::LatencyWakeup &lat, const ktrack::Event &ev, ka::SchedRecord &r, bool live_lines) {
-  if (!ka::sched_record_from_event(ev, r)) return;
-  auto l = lat.add(r);
-  if (l && live_lines) fmt::print("{}\n", ka::LatencyWakeup::live_line(*l));
-}
+// Records more than this older than the newest are in order (a drain
+// sweep of a live capture is much shorter).
+constexpr uint64_t kReorderWindowNs = 2'000'000'000;
+
+// Feeds decoded records in time order; prints the live line of a latency
+// over the threshold.
+class Feeder {
+ public:
+  Feeder(ka::LatencyWakeup &lat, bool live_lines) : lat_(lat), live_lines_(live_lines) {}
+  void operator()(const ktrack::Event &ev) {
+    if (ka::sched_record_from_event(ev, r_)) reorder_.push(std::move(r_), add_);
+  }
+  void finish() { reorder_.flush(add_); }
+
+ private:
+  ka::LatencyWakeup &lat_;
+  bool live_lines_;
+  ka::SchedRecord r_;
+  ka::SchedReorder reorder_{kReorderWindowNs};
+  std::function<void(const ka::SchedRecord &)> add_ = [this](const ka::SchedRecord &r) {
+    auto l = lat_.add(r);
+    if (l && live_lines_) fmt::print("{}\n", ka::LatencyWakeup::live_line(*l));
+  };
+};
 
 void run_file(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
   ktrack::TraceReader reader(f.file);
   ktrack::Event ev;
-  ka::SchedRecord r;
+  Feeder feed(lat, live_lines);
   std::span<const uint8_t> raw;
   uint64_t end = 0;
   const uint64_t dur = f.duration.empty() ? 0 : ktrack::parse_duration_ns(f.duration);
@@ -57,8 +74,9 @@ void run_file(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
       if (!end) end = ev.ts + dur;
       if (ev.ts > end) break;
     }
-    feed(lat, ev, r, live_lines);
+    feed(ev);
   }
+  feed.finish();
 }
 
 void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
@@ -80,16 +98,17 @@ void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
   if (!f.output.empty()) writer = std::make_unique<ktrack::Recorder>(cap, f.output, kallsyms);
   ktrack::Decoder dec(cap.schemas(), &cap.comms());
   ktrack::Event ev;
-  ka::SchedRecord r;
+  Feeder feed(lat, live_lines);
   start_capture(cap, f.output.empty() ? "tracing wake-up latencies"
                                       : fmt::format("tracing wake-up latencies, recording to {}", f.output));
   command.start(signals);
   cap.run(
       [&](std::span<const uint8_t> rec) {
         if (writer) writer->write(rec);
-        if (dec.decode(rec, ev)) feed(lat, ev, r, live_lines);
+        if (dec.decode(rec, ev)) feed(ev);
       },
       ktrack::StopSignals::flag(), [&](const ktrack::CaptureStatus &) { std::fflush(stdout); });
+  feed.finish();
   command.finish();
   if (writer) writer->finish();
   print_capture_summary(cap, "latency");
@@ -118,8 +137,10 @@ const Command latency_cmd(57, [](CLI::App &app) {
       "tracer needed: Debian's kernels lack CONFIG_SCHED_TRACER).  A task's wake-up latency\n"
       "is the time from its first waking to the sched_switch that runs it; a task switched\n"
       "out before that was running (its waking is dropped), lost records drop the pending\n"
-      "wakings.  Stops at -d, Ctrl-C or the end of '-- COMMAND'.  Prints per task (pid, comm)\n"
-      "count/min/avg/max and a log2 histogram in microseconds, then the maximum with the\n"
+      "wakings.  Records are put back in time order across CPUs within 2 s, so the\n"
+      "--threshold lines come about 2 s late.  Stops at -d, Ctrl-C or the end of\n"
+      "'-- COMMAND'.  Prints per task (pid, comm) count/min/avg/max and a log2 histogram in\n"
+      "microseconds, then the maximum with the\n"
       "scheduler records on its CPU before the switch-in (and its waking).  Task names come\n"
       "from the switch-in (next_comm): in an e probe $comm is the waker's name.\n"
       "Examples:\n"

@@ -7,10 +7,13 @@
 // that led to it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -43,6 +46,40 @@ std::vector<std::string> latency_wakeup_specs();
 // The SchedRecord of a record those probes wrote (or of a lost-records
 // marker); false for any other record.
 bool sched_record_from_event(const Event &ev, SchedRecord &out);
+
+// Puts records back in time order.  A live capture delivers them merged
+// by time within one drain sweep, so a record of one CPU may come after a
+// later one of another CPU; a record is passed on once one 'window_ns'
+// newer has been seen (or at flush()).  Each CPU's own order is kept.
+class SchedReorder {
+ public:
+  explicit SchedReorder(uint64_t window_ns) : window_(window_ns) {}
+  template <typename F>
+  void push(SchedRecord r, F &&out) {
+    newest_ = std::max(newest_, r.ts);
+    q_.push(Item{r.ts, seq_++, std::move(r)});
+    while (!q_.empty() && q_.top().ts + window_ <= newest_) pop(out);
+  }
+  template <typename F>
+  void flush(F &&out) {
+    while (!q_.empty()) pop(out);
+  }
+
+ private:
+  struct Item {
+    uint64_t ts, seq;
+    SchedRecord r;
+    bool operator>(const Item &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
+  };
+  template <typename F>
+  void pop(F &out) {
+    SchedRecord r = std::move(const_cast<Item &>(q_.top()).r);
+    q_.pop();
+    out(r);
+  }
+  uint64_t window_, newest_ = 0, seq_ = 0;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q_;
+};
 
 struct LatencyWakeupOptions {
   bool rt = false;             // only tasks with an RT priority (prio < 100)
