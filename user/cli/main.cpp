@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
   // trace/record -- COMMAND [ARGS]: the command is not ktrackctl's to parse.
   int nargs = argc;
   if (argc > 2 && (std::string_view(argv[1]) == "record" || std::string_view(argv[1]) == "trace" ||
-                   std::string_view(argv[1]) == "profile" || std::string_view(argv[1]) == "stacktrace")) {
+                   std::string_view(argv[1]) == "profile" || std::string_view(argv[1]) == "stacktrace" ||
+                   std::string_view(argv[1]) == "latency")) {
     for (int i = 2; i < argc; i++) {
       if (std::string_view(argv[i]) != "--") continue;
       nargs = i;

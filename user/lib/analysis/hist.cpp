@@ -285,6 +285,27 @@ struct Bucket {
 
 }  // namespace
 
+void print_log2_bars(Out &out, const Colors &c, const Distribution &d, std::string_view title) {
+  uint64_t neg;
+  auto lb = d.log2_buckets(neg);
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  if (neg) rows.emplace_back("(..., 0)", neg);
+  for (size_t i = 0; i < lb.size(); ++i) {
+    std::string label = i == 0 ? "[0]"
+                        : i == 1
+                            ? "[1]"
+                            : fmt::format("[{}, {})", si(1ULL << (i - 1)), i < 64 ? si(1ULL << i) : "...");
+    rows.emplace_back(std::move(label), lb[i]);
+  }
+  size_t first = 0, last = rows.size();
+  while (first < rows.size() && !rows[first].second) ++first;
+  while (last > first && !rows[last - 1].second) --last;
+  uint64_t most = 0;
+  for (size_t i = first; i < last; ++i) most = std::max(most, rows[i].second);
+  out.print("{}@{}{}:\n", c.bold, title, c.reset);
+  for (size_t i = first; i < last; ++i) bar_line(out, c, rows[i].first, rows[i].second, most);
+}
+
 std::vector<HistGroup> Hist::groups() const {
   // Merge groups whose labels coincide (a function probed at two offsets).
   std::map<std::string, HistGroup> merged;

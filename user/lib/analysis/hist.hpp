@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/analysis.hpp"
@@ -43,6 +44,11 @@ class Distribution {
   std::vector<uint64_t> pos_, neg_;  // by index_of(|v|)
   std::vector<int64_t> exact_;       // every value while count_ <= kExact
 };
+
+// The log2 bars of hist's text output for one distribution ("[4, 8)  12
+// |@@@@  |"), from the first to the last non-empty bucket, under a line
+// "@TITLE:".
+void print_log2_bars(Out &out, const Colors &c, const Distribution &d, std::string_view title);
 
 struct HistOptions {
   std::string value = "$duration";  // field name
