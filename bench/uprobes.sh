@@ -70,38 +70,6 @@ ftrace_uprobe() { # ftrace_uprobe NAME KIND DEFINITION (uprobe_events syntax)
 	echo >$T/trace
 }
 
-bpftrace_probe() { # bpftrace_probe NAME KIND PROGRAM
-	local log i why
-	if ! command -v bpftrace >/dev/null; then
-		row "$1" "$2" "unavailable: bpftrace is not installed (scripts/setup.sh installs it)"
-		return
-	fi
-	log=$(mktemp)
-	bpftrace -e "$3" >"$log" 2>&1 &
-	bpf_pid=$!
-	for ((i = 0; i < 600; i++)); do
-		grep -q '^Attaching' "$log" && break
-		kill -0 $bpf_pid 2>/dev/null || break
-		sleep 0.1
-	done
-	sleep 1
-	if ! kill -0 $bpf_pid 2>/dev/null; then
-		wait $bpf_pid 2>/dev/null || true
-		bpf_pid=
-		why=$(grep -v '^Attaching' "$log" | head -2 | tr '\n' ' ')
-		row "$1" "$2" "unavailable: ${why:-bpftrace exited without output}"
-		rm -f "$log"
-		return
-	fi
-	row "$1" "$2" "$(measure)"
-	kill -INT $bpf_pid
-	wait $bpf_pid 2>/dev/null || true
-	bpf_pid=
-	grep -q "^@n: $((calls * 5))\$" "$log" ||
-		rows[-1]="${rows[-1]%|*}|unavailable: bpftrace did not count every call: $(tr '\n' ' ' <"$log" | head -c 200)"
-	rm -f "$log"
-}
-
 "$ctl" session create $S --buffer-pages 256 --mode overwrite >/dev/null
 "$ctl" session start $S >/dev/null
 

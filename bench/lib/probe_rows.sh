@@ -1,9 +1,10 @@
 # bench/lib/probe_rows.sh - the rows of the probe benchmarks (sourced by
-# bench/probes.sh and bench/events.sh, after lib/common.sh): each row is one
+# bench/probes.sh, bench/events.sh and bench/uprobes.sh - which brings its
+# own measure - after lib/common.sh): each row is one
 # way of probing the test module's target, measured by "$bench_cmd N" on
 # /proc/ktrack_test_probe, which stores the mean ns per call in
 # parameters/bench_ps.  Sets P; uses calls, ctl, S (the session) and base.
-# print_rows prints the table.
+# bpftrace_probe adds a bpftrace row; print_rows prints the table.
 P=/sys/module/ktrack_test_probe_target/parameters
 rows=()
 declare -A hit mech
@@ -46,6 +47,43 @@ ktrack_probe() { # ktrack_probe NAME KIND SPEC
 	"$ctl" probe del -s $S --all >/dev/null
 }
 
+
+# bpftrace_probe NAME KIND PROGRAM: a row for a bpftrace program running
+# in the background (its pid in bpf_pid, for the caller's cleanup), which
+# must count every call in @n (checked from the maps it prints on exit).
+bpftrace_probe() {
+	local log i why
+	if ! command -v bpftrace >/dev/null; then
+		row "$1" "$2" "unavailable: bpftrace is not installed (scripts/setup.sh installs it)"
+		return
+	fi
+	log=$(mktemp)
+	bpftrace -e "$3" >"$log" 2>&1 &
+	bpf_pid=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^Attaching' "$log" && break
+		kill -0 $bpf_pid 2>/dev/null || break
+		sleep 0.1
+	done
+	# "Attaching N probes..." is printed just before attaching: give it a moment.
+	sleep 1
+	if ! kill -0 $bpf_pid 2>/dev/null; then
+		wait $bpf_pid 2>/dev/null || true
+		bpf_pid=
+		why=$(grep -v '^Attaching' "$log" | head -2 | tr '\n' ' ')
+		row "$1" "$2" "unavailable: ${why:-bpftrace exited without output}"
+		rm -f "$log"
+		return
+	fi
+	row "$1" "$2" "$(measure)"
+	kill -INT $bpf_pid
+	wait $bpf_pid 2>/dev/null || true
+	bpf_pid=
+	# The maps it prints on exit prove it counted the calls.
+	grep -q "^@n: $((calls * 5))\$" "$log" ||
+		rows[-1]="${rows[-1]%|*}|unavailable: bpftrace did not count every call: $(tr '\n' ' ' <"$log" | head -c 200)"
+	rm -f "$log"
+}
 
 # print_rows UNIT RATIO REF_FN: the table, no-probe row first; "REF_FN NAME
 # KIND" prints the ns/hit the row's ratio divides by ("" for no ratio).
