@@ -201,14 +201,16 @@ TEST(LatencyWakeup, WakingWithoutSwitchInIsNeverCounted) {
   EXPECT_EQ(lat.latencies(), 0u);
 }
 
-TEST(LatencyWakeup, SecondWakingKeepsTheFirst) {
+// A second waking means the first was absorbed while the task ran (its
+// switch-out unseen): the wait is from the newest one, never a stale one.
+TEST(LatencyWakeup, SecondWakingReplacesTheFirst) {
   ka::LatencyWakeup lat({});
   lat.add(waking(1000, 0, 40, 120, "t"));
   lat.add(waking(1500, 1, 40, 120, "t"));
   auto l = lat.add(sw(3000, 0, 0, 40));
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->wake_ts, 1000u);
-  EXPECT_EQ(l->latency_ns(), 2000u);
+  EXPECT_EQ(l->wake_ts, 1500u);
+  EXPECT_EQ(l->latency_ns(), 1500u);
 }
 
 TEST(LatencyWakeup, PidReuse) {

@@ -4,9 +4,11 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <memory>
 
+#include "analysis/analysis_source.hpp"
 #include "analysis/latency_wakeup.hpp"
 #include "analysis/output.hpp"
 #include "capture_options.hpp"
@@ -44,27 +46,35 @@ constexpr uint64_t kReorderWindowNs = 2'000'000'000;
 // over the threshold.
 class Feeder {
  public:
-  Feeder(ka::LatencyWakeup &lat, bool live_lines) : lat_(lat), live_lines_(live_lines) {}
+  // live_lines go to stdout, or to stderr when stdout carries JSON.
+  Feeder(ka::LatencyWakeup &lat, bool live_lines, bool json)
+      : lat_(lat), live_lines_(live_lines), to_(json ? stderr : stdout) {}
   void operator()(const ktrack::Event &ev) {
-    if (ka::sched_record_from_event(ev, r_)) reorder_.push(std::move(r_), add_);
+    if (ka::sched_record_from_event(ev, r_)) {
+      ++records_;
+      reorder_.push(std::move(r_), add_);
+    }
   }
   void finish() { reorder_.flush(add_); }
+  uint64_t records() const { return records_; }
 
  private:
   ka::LatencyWakeup &lat_;
   bool live_lines_;
+  std::FILE *to_;
+  uint64_t records_ = 0;
   ka::SchedRecord r_;
   ka::SchedReorder reorder_{kReorderWindowNs};
   std::function<void(const ka::SchedRecord &)> add_ = [this](const ka::SchedRecord &r) {
     auto l = lat_.add(r);
-    if (l && live_lines_) fmt::print("{}\n", ka::LatencyWakeup::live_line(*l));
+    if (l && live_lines_) fmt::print(to_, "{}\n", ka::LatencyWakeup::live_line(*l));
   };
 };
 
 void run_file(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
-  ktrack::TraceReader reader(f.file);
+  ktrack::TraceReader reader(ka::checked_input(f.file));
   ktrack::Event ev;
-  Feeder feed(lat, live_lines);
+  Feeder feed(lat, live_lines, f.json);
   std::span<const uint8_t> raw;
   uint64_t end = 0;
   const uint64_t dur = f.duration.empty() ? 0 : ktrack::parse_duration_ns(f.duration);
@@ -77,6 +87,10 @@ void run_file(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
     feed(ev);
   }
   feed.finish();
+  if (!feed.records())
+    throw ktrack::Error(fmt::format("{} has no scheduler records of 'latency wakeup': record one with 'ktrackctl "
+                                    "latency wakeup -o FILE'",
+                                    f.file));
 }
 
 void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
@@ -98,7 +112,7 @@ void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
   if (!f.output.empty()) writer = std::make_unique<ktrack::Recorder>(cap, f.output, kallsyms);
   ktrack::Decoder dec(cap.schemas(), &cap.comms());
   ktrack::Event ev;
-  Feeder feed(lat, live_lines);
+  Feeder feed(lat, live_lines, f.json);
   start_capture(cap, f.output.empty() ? "tracing wake-up latencies"
                                       : fmt::format("tracing wake-up latencies, recording to {}", f.output));
   command.start(signals);
@@ -127,18 +141,21 @@ const Command latency_cmd(57, [](CLI::App &app) {
                   "Only latencies over US microseconds: printed as they happen, the max among them kept");
   cmd->add_option("-d,--duration", f->duration,
                   "Stop after DURATION (500ms, 10s, 2m); file: its first DURATION");
-  cmd->add_option("-C,--cpu", f->cpus, "Only switch-ins on these CPUs (repeatable)");
+  cmd->add_option("-C,--cpu", f->cpus, "Only switch-ins on these CPUs (repeatable)")->allow_extra_args(false);
   cmd->add_flag("--json", f->json, "The summary as one JSON object");
   cmd->add_option("-o,--output", f->output, "Also save the raw recording to FILE (read it back with FILE)");
-  cmd->add_option("--trace-len", f->trace_len, "Records shown before the maximum's switch-in (default 20)");
+  cmd->add_option("--trace-len", f->trace_len, "Records shown before the maximum's switch-in (1..10000, default 20)")
+      ->check(CLI::Range(1, 10000));
   cmd->add_option("--buffer-pages", f->buf_pages, "Ring pages per CPU (power of two)");
   cmd->footer(
       "Captures sched_waking, sched_wakeup_new and sched_switch with e probes (no kernel\n"
       "tracer needed: Debian's kernels lack CONFIG_SCHED_TRACER).  A task's wake-up latency\n"
-      "is the time from its first waking to the sched_switch that runs it; a task switched\n"
+      "is the time from its waking to the sched_switch that runs it, for every task (as\n"
+      "runqlat; ftrace's wakeup follows only tasks of a higher priority than the one\n"
+      "running, one at a time); a second waking replaces the first; a task switched\n"
       "out before that was running (its waking is dropped), lost records drop the pending\n"
       "wakings.  Records are put back in time order across CPUs within 2 s, so the\n"
-      "--threshold lines come about 2 s late.  Stops at -d, Ctrl-C or the end of\n"
+      "--threshold lines come about 2 s late (on stderr with --json).  Stops at -d, Ctrl-C or the end of\n"
       "'-- COMMAND'.  Prints per task (pid, comm) count/min/avg/max and a log2 histogram in\n"
       "microseconds, then the maximum with the\n"
       "scheduler records on its CPU before the switch-in (and its waking).  Task names come\n"
@@ -150,7 +167,8 @@ const Command latency_cmd(57, [](CLI::App &app) {
   cmd->callback([f] {
     ka::LatencyWakeupOptions o;
     o.rt = f->rt;
-    if (f->threshold_us < 0) throw ktrack::UsageError("--threshold is a number of microseconds, >= 0");
+    if (!(f->threshold_us >= 0) || !std::isfinite(f->threshold_us))
+      throw ktrack::UsageError("--threshold is a number of microseconds, >= 0");
     o.threshold_ns = static_cast<uint64_t>(f->threshold_us * 1000.0);
     o.cpus = f->cpus;
     o.trace_len = f->trace_len;

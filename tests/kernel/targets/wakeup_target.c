@@ -7,13 +7,16 @@
  *   wakeup_target SPIN_MS
  *
  * Forks a normal (SCHED_OTHER) child "kt_sleeper" pinned to CPU 0 that
- * sleeps 10 ms at a time; the parent, "kt_spinner", pins itself to CPU 0,
- * becomes SCHED_FIFO 50 (kernel prio 49), sleeps 20 ms five times (RT
- * wake-ups), then spins SPIN_MS on CPU 0: the sleeper's timer wakes it
- * meanwhile, and it waits for the spin to end.  Then the parent sleeps
- * 100 ms, ends the child and prints
+ * blocks reading a pipe, again and again; the parent, "kt_spinner", pins
+ * itself to CPU 0, becomes SCHED_FIFO 50 (kernel prio 49), then five times
+ * writes a byte and sleeps 20 ms (the sleeper's quick wake-ups, and the
+ * spinner's RT ones), then writes a byte and at once spins SPIN_MS on CPU
+ * 0: the sleeper is woken just before the spin and waits for all of it
+ * (no timer phase, and every other task woken on CPU 0 during the spin
+ * waits less).  Then the parent sleeps 100 ms, ends the child and prints
  *   sleeper PID spinner PID spun_us N
- * (N: the spin's length on CLOCK_MONOTONIC).
+ * (N: the spin's length on CLOCK_MONOTONIC).  The child dies with its
+ * parent (PR_SET_PDEATHSIG).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -56,11 +59,17 @@ int main(int argc, char **argv)
 	long spin_ms = argc > 1 ? atol(argv[1]) : 200;
 	struct sched_param sp = { .sched_priority = 50 };
 	uint64_t start, end;
+	int pfd[2];
 	pid_t child;
+	char b = 0;
 	int i;
 
 	if (pin_cpu0()) {
 		perror("sched_setaffinity");
+		return 1;
+	}
+	if (pipe(pfd)) {
+		perror("pipe");
 		return 1;
 	}
 	child = fork();
@@ -70,18 +79,27 @@ int main(int argc, char **argv)
 	}
 	if (child == 0) {
 		prctl(PR_SET_NAME, "kt_sleeper");
-		for (;;)
-			sleep_ms(10);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[1]);
+		while (read(pfd[0], &b, 1) == 1)
+			;
+		_exit(0);
 	}
+	close(pfd[0]);
 	prctl(PR_SET_NAME, "kt_spinner");
 	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
 		perror("sched_setscheduler");
 		kill(child, SIGKILL);
 		return 1;
 	}
-	/* the child runs a few rounds first, asleep when the spin begins */
-	for (i = 0; i < 5; i++)
+	/* the child runs a few rounds first, blocked in read() when the spin begins */
+	for (i = 0; i < 5; i++) {
+		if (write(pfd[1], &b, 1) != 1)
+			perror("write");
 		sleep_ms(20);
+	}
+	if (write(pfd[1], &b, 1) != 1)
+		perror("write");
 	start = now_ns();
 	do
 		end = now_ns();

@@ -140,8 +140,6 @@ bool EventNames::field_string(const Sample &s, int id, std::string &out) const {
   return false;
 }
 
-namespace {
-
 // A missing or unreadable file gets a sentence about the file itself.
 const std::string &checked_input(const std::string &path) {
   if (path == "-") return path;
@@ -156,7 +154,6 @@ const std::string &checked_input(const std::string &path) {
   return path;
 }
 
-}  // namespace
 
 FileSource::FileSource(const std::string &path)
     : reader_(checked_input(path)),

@@ -85,6 +85,10 @@ class EventNames : public Names {
   std::unordered_map<uint64_t, Symbol> user_sites_;  // a user ip -> its probe's site
 };
 
+// 'path', when it names a file that can be read (or "-"); else an Error
+// that says so and what to give instead.
+const std::string &checked_input(const std::string &path);
+
 // A recorded file (or raw /dev/ktrack stream) feeding the views.
 class FileSource {
  public:

@@ -113,11 +113,11 @@ std::optional<WakeupLatency> LatencyWakeup::add(const SchedRecord &r) {
 
   if (r.type == SchedRecord::Waking || r.type == SchedRecord::WakeupNew) {
     if (r.pid <= 0) return std::nullopt;
-    // A second waking before the switch-in keeps the first (the task has
-    // been waiting since then); a new task is a new life of its pid.
-    auto it = pending_.find(r.pid);
-    if (it == pending_.end() || r.type == SchedRecord::WakeupNew)
-      pending_[r.pid] = Pending{r.ts, r.prio, r.comm, r};
+    // A second waking before the switch-in replaces the first: a task
+    // waits from one waking only (state WAKING/RUNNING stops another), so
+    // the first came while it still ran and its switch-out was not seen
+    // (lost, or recorded out of order); a new task is a new life of its pid.
+    pending_[r.pid] = Pending{r.ts, r.prio, r.comm, r};
     return std::nullopt;
   }
 
