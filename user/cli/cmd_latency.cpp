@@ -88,9 +88,10 @@ void run_file(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
   }
   feed.finish();
   if (!feed.records())
-    throw ktrack::Error(fmt::format("{} has no scheduler records of 'latency wakeup': record one with 'ktrackctl "
-                                    "latency wakeup -o FILE'",
-                                    f.file));
+    throw ktrack::Error(
+        fmt::format("{} has no scheduler records of 'latency wakeup': record one with 'ktrackctl "
+                    "latency wakeup -o FILE'",
+                    f.file));
 }
 
 void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
@@ -144,7 +145,8 @@ const Command latency_cmd(57, [](CLI::App &app) {
   cmd->add_option("-C,--cpu", f->cpus, "Only switch-ins on these CPUs (repeatable)")->allow_extra_args(false);
   cmd->add_flag("--json", f->json, "The summary as one JSON object");
   cmd->add_option("-o,--output", f->output, "Also save the raw recording to FILE (read it back with FILE)");
-  cmd->add_option("--trace-len", f->trace_len, "Records shown before the maximum's switch-in (1..10000, default 20)")
+  cmd->add_option("--trace-len", f->trace_len,
+                  "Records shown before the maximum's switch-in (1..10000, default 20)")
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--buffer-pages", f->buf_pages, "Ring pages per CPU (power of two)");
   cmd->footer(

@@ -154,7 +154,6 @@ const std::string &checked_input(const std::string &path) {
   return path;
 }
 
-
 FileSource::FileSource(const std::string &path)
     : reader_(checked_input(path)),
       names_(reader_.schemas(), &reader_.symbols(), &reader_.comms()),
