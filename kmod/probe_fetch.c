@@ -643,7 +643,6 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	u32 dyn, depth;
 	bool acts = false, in_graph = true;
 	int nest;
-	u16 i;
 
 	preempt_disable_notrace();
 	sc = this_cpu_ptr(kt_scratch);
@@ -673,19 +672,15 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 		this_cpu_inc(p->stats->missed);
 		goto out;
 	}
-	if (ctx->filled) {
-		/* kt_probe_emit_user() fetched it, where user pages may fault in */
-		rec = ctx->filled;
-		dyn = rec->data_len;
-		this_cpu_add(p->stats->faults, hweight32(rec->fault_mask));
-	} else {
+	/* kt_probe_emit_user() fetched it already, where user pages may fault in */
+	rec = ctx->filled;
+	if (!rec) {
 		rec = (struct ktrack_rec_probe *)sc->buf[nest - 1];
 		kt_fill(p, ctx, rec, event, ip, parent_ip);
-		dyn = rec->data_len;
-		for (i = 0; i < p->nr_fetch; i++)
-			if (rec->fault_mask & (1U << i))
-				this_cpu_inc(p->stats->faults);
 	}
+	dyn = rec->data_len;
+	if (unlikely(rec->fault_mask))
+		this_cpu_add(p->stats->faults, hweight32(rec->fault_mask));
 	if (p->nr_insns && !kt_filter(p, rec->data)) {
 		this_cpu_inc(p->stats->filtered);
 		goto out;

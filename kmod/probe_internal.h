@@ -214,7 +214,7 @@ struct kt_probe {
 	struct kt_profile *profile;	/* KTRACK_PROBE_F_PROFILE: per-CPU tables */
 	u32 graph_depth;		/* KTRACK_PROBE_F_GRAPH_SCOPED: 0 = no limit */
 	const char *upath;		/* u, ur: the file, into desc */
-	struct kt_uprobe *up;		/* u, ur: from the first arm until freed */
+	struct kt_uprobe *up;		/* u, ur: from add (kt_uprobe_prepare()) until freed */
 };
 
 /* u and ur: user-space probes (probe_uprobe.c) */

@@ -3,8 +3,9 @@
  * probe_uprobe.c - u and ur probes: an instruction of a user-space file,
  * by uprobe_register() on the file's inode (as ftrace's uprobe events).
  *
- * The file is found by its path at arm and its path (so its inode) is held
- * until the probe is freed: a binary unlinked or replaced (renamed over)
+ * The file is found by its path when the probe is added, before
+ * kt_probe_lock, and its path (so its inode) is held until the probe is
+ * freed: a binary unlinked or replaced (renamed over)
  * while armed keeps its inode, its uprobe and the processes that run it;
  * new runs of a new file at that path are not probed.
  *
@@ -19,8 +20,8 @@
  * one word higher).  A task's slots lie in a window after its hash; a call
  * whose slot is lower on the stack than a new entry never returned
  * (longjmp, an exception) and its slot is reused.  An exit whose entry
- * found no slot is still recorded, with no arguments and a 0 duration, and
- * counted in the probe's missed.
+ * kept nothing is still recorded, its arguments and duration marked
+ * faulted, and counted in the probe's missed.
  */
 #include <linux/hash.h>
 #include <linux/namei.h>
@@ -47,7 +48,7 @@ struct kt_uret_slot {
 struct kt_uprobe {
 	struct kt_probe *probe;
 	struct uprobe_consumer uc;
-	struct path path;		/* held from arm until freed */
+	struct path path;		/* held from add until freed */
 	struct kt_uprobe_handle h;
 	bool attached;
 	atomic64_t unmatched;		/* ur exits whose entry kept nothing */

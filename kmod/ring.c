@@ -81,12 +81,12 @@ static notrace u16 ctx_flags(void)
 	return KTRACK_RECF_CTX_TASK;
 }
 
-static notrace bool pid_listed(const struct ktrack_session *s, pid_t pid)
+static notrace bool pid_listed(const struct ktrack_session *s, pid_t pid, pid_t tgid)
 {
 	u32 i;
 
 	for (i = 0; i < s->cfg.nr_pids; i++)
-		if (s->cfg.pids[i] == pid)
+		if (s->cfg.pids[i] == pid || s->cfg.pids[i] == tgid)
 			return true;
 	return false;
 }
@@ -103,7 +103,7 @@ static notrace bool pid_tree_listed(const struct ktrack_session *s)
 
 	for (depth = 0; depth < KTRACK_PID_TREE_DEPTH && t->pid > 1; depth++) {
 		t = rcu_dereference_sched(t->real_parent);
-		if (pid_listed(s, t->tgid))
+		if (pid_listed(s, t->tgid, t->tgid))
 			return true;
 	}
 	return false;
@@ -115,7 +115,7 @@ static notrace bool filtered_out(const struct ktrack_session *s, int cpu)
 		return true;
 	if (!s->cfg.nr_pids)
 		return false;
-	if (pid_listed(s, current->pid) || pid_listed(s, current->tgid))
+	if (pid_listed(s, current->pid, current->tgid))
 		return false;
 	return !(s->cfg.flags & KTRACK_CFG_F_PID_TREE) || !pid_tree_listed(s);
 }

@@ -114,10 +114,11 @@ void apply_capture_flags(const CaptureFlags &f, ktrack::CaptureOptions &o) {
 
 bool has_user_probe(const std::vector<std::string> &specs) {
   for (const auto &s : specs) {
-    const size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) continue;
-    const std::string head = s.substr(b, s.find_first_of(" \t", b) - b);
-    if (head == "u" || head == "ur" || head.starts_with("u:") || head.starts_with("ur:")) return true;
+    try {
+      if (ktrack::parse_probe_spec(s).is_user()) return true;
+    } catch (const ktrack::UsageError &) {
+      // not a probe spec, or a bad one: reported when attached
+    }
   }
   return false;
 }
