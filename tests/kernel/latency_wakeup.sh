@@ -37,14 +37,21 @@ if ! "$K" load >/dev/null || [ ! -x "$W" ]; then
 	exit 1
 fi
 
+# split_output OUT SUM: wakeup_target's line in OUT ("sleeper PID spinner
+# PID spun_us N") into sleeper, spinner and spun; the rest (the JSON) to SUM.
+split_output() {
+	local target
+	target=$(grep '^sleeper ' "$1")
+	sleeper=$(awk '{print $2}' <<<"$target")
+	spinner=$(awk '{print $4}' <<<"$target")
+	spun=$(awk '{print $6}' <<<"$target")
+	grep -v '^sleeper ' "$1" >"$2"
+}
+
 # ---- live, JSON, saving the recording ---------------------------------------
 "$K" latency wakeup --json -o "$T/w.ktr" -- "$W" $SPIN >"$T/a.json" 2>"$T/a.err"
 rc=$?
-target=$(grep '^sleeper ' "$T/a.json")
-sleeper=$(awk '{print $2}' <<<"$target")
-spinner=$(awk '{print $4}' <<<"$target")
-spun=$(awk '{print $6}' <<<"$target")
-grep -v '^sleeper ' "$T/a.json" >"$T/a.sum"
+split_output "$T/a.json" "$T/a.sum"
 if [ $rc = 0 ] && [ -n "$spun" ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/a.sum"; then
 	ok "latency wakeup --json -o FILE -- wakeup_target $SPIN: one JSON object (spun ${spun} us)"
 else
@@ -136,11 +143,7 @@ fi
 # ---- --rt -C 0: the normal sleeper left out, the FIFO spinner kept ----------
 "$K" latency wakeup --rt -C 0 --json -- "$W" 50 >"$T/d.json" 2>"$T/d.err"
 rc=$?
-target=$(grep '^sleeper ' "$T/d.json")
-sleeper=$(awk '{print $2}' <<<"$target")
-spinner=$(awk '{print $4}' <<<"$target")
-spun=$(awk '{print $6}' <<<"$target")
-grep -v '^sleeper ' "$T/d.json" >"$T/d.sum"
+split_output "$T/d.json" "$T/d.sum"
 if [ $rc = 0 ] && [ -n "$spun" ]; then ok "latency wakeup --rt -C 0 --json -- wakeup_target 50"; else
 	notok "latency wakeup --rt -C 0 --json -- wakeup_target 50 (exit $rc)" "$(cat "$T/d.json" "$T/d.err")"
 fi
