@@ -13,6 +13,7 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <linux/utsname.h>
 
 #include <uapi/ktrack.h>
@@ -22,6 +23,7 @@
 #include "ring.h"
 #include "session.h"
 #include "uapi_copy.h"
+#include "user_event.h"
 
 #define KTRACK_MODULE_VERSION "0.1.0"
 
@@ -52,6 +54,7 @@ static int ktrack_release(struct inode *inode, struct file *file)
 {
 	struct ktrack_file *f = file->private_data;
 
+	ktrack_uevent_file_release(f);
 	ktrack_session_del_file(f->s, f);
 	ktrack_session_file_release(f->s);
 	kfree(f);
@@ -95,21 +98,11 @@ static ssize_t ktrack_read(struct file *file, char __user *buf, size_t count, lo
 }
 
 /* A user marker (trace_marker-like): the text becomes a MARKER record. */
-static ssize_t ktrack_write(struct file *file, const char __user *buf, size_t count,
-			    loff_t *ppos)
+static ssize_t ktrack_marker(struct ktrack_file *f, char *text, size_t count)
 {
-	struct ktrack_session *s;
-	char *text;
+	struct ktrack_session *s = ktrack_file_session(f);
 	ssize_t ret;
 
-	if (!count)
-		return -EINVAL;
-	if (count >= KTRACK_MARKER_MAX)
-		return -E2BIG;
-	text = memdup_user_nul(buf, count);
-	if (IS_ERR(text))
-		return PTR_ERR(text);
-	s = ktrack_file_session(file->private_data);
 	if (!READ_ONCE(s->running) || READ_ONCE(s->trig_off))
 		ret = -ENODATA;	/* stopped, or paused by a STOP action */
 	else if (ktrack_session_write(s, KTRACK_REC_MARKER, text, count + 1))
@@ -117,6 +110,60 @@ static ssize_t ktrack_write(struct file *file, const char __user *buf, size_t co
 	else
 		ret = count;
 	ktrack_session_put(s);
+	return ret;
+}
+
+/*
+ * write(2): a marker, or on a file that registered user events, an
+ * event's id and payload (user_event.c).
+ */
+static ssize_t ktrack_write(struct file *file, const char __user *buf, size_t count,
+			    loff_t *ppos)
+{
+	struct ktrack_file *f = file->private_data;
+	struct iov_iter from;
+	char *text;
+	ssize_t ret;
+
+	if (READ_ONCE(f->uev_writer)) {
+		iov_iter_ubuf(&from, ITER_SOURCE, (void __user *)buf, count);
+		return ktrack_uevent_write(f, &from);
+	}
+	if (!count)
+		return -EINVAL;
+	if (count >= KTRACK_MARKER_MAX)
+		return -E2BIG;
+	text = memdup_user_nul(buf, count);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	ret = ktrack_marker(f, text, count);
+	kfree(text);
+	return ret;
+}
+
+/* writev(2): one user event from all the pieces, or one marker. */
+static ssize_t ktrack_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct ktrack_file *f = iocb->ki_filp->private_data;
+	size_t count = iov_iter_count(from);
+	char *text;
+	ssize_t ret;
+
+	if (READ_ONCE(f->uev_writer))
+		return ktrack_uevent_write(f, from);
+	if (!count)
+		return -EINVAL;
+	if (count >= KTRACK_MARKER_MAX)
+		return -E2BIG;
+	text = kmalloc(count + 1, GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	if (copy_from_iter(text, count, from) != count) {
+		kfree(text);
+		return -EFAULT;
+	}
+	text[count] = '\0';
+	ret = ktrack_marker(f, text, count);
 	kfree(text);
 	return ret;
 }
@@ -146,8 +193,14 @@ static __poll_t ktrack_poll(struct file *file, poll_table *wait)
 
 static int ktrack_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct ktrack_session *s = ktrack_file_session(file->private_data);
-	int ret = ktrack_session_mmap(s, vma);
+	struct ktrack_session *s;
+	int ret;
+
+	/* the user events' status page, far above any ring's offsets */
+	if (vma->vm_pgoff == KTRACK_UEVENT_STATUS_OFFSET >> PAGE_SHIFT)
+		return ktrack_uevent_mmap(vma);
+	s = ktrack_file_session(file->private_data);
+	ret = ktrack_session_mmap(s, vma);
 
 	ktrack_session_put(s);
 	return ret;
@@ -189,6 +242,9 @@ static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	if (cmd == KTRACK_IOC_VERSION)
 		return ktrack_ioctl_version(uarg);
+	/* user events belong to the file, not to its session */
+	if (ktrack_uevent_cmd_known(cmd))
+		return ktrack_uevent_ioctl(f, cmd, uarg);
 	/*
 	 * Transport commands (0x01..0x0b) and the parts' ranges (0x20..0x2f
 	 * probes, 0x30..0x3f object tracker) get the file's session.
@@ -205,6 +261,7 @@ static const struct file_operations ktrack_fops = {
 	.release = ktrack_release,
 	.read = ktrack_read,
 	.write = ktrack_write,
+	.write_iter = ktrack_write_iter,
 	.poll = ktrack_poll,
 	.mmap = ktrack_mmap,
 	.unlocked_ioctl = ktrack_ioctl,
@@ -223,9 +280,12 @@ static int __init ktrack_init(void)
 {
 	int ret;
 
-	ret = ktrack_probe_init();
+	ret = ktrack_uevent_init();
 	if (ret)
 		return ret;
+	ret = ktrack_probe_init();
+	if (ret)
+		goto out_uevent;
 	ret = ktrack_objtrace_init();
 	if (ret)
 		goto out_probe;
@@ -261,6 +321,8 @@ out_objtrace:
 	ktrack_objtrace_exit();
 out_probe:
 	ktrack_probe_exit();
+out_uevent:
+	ktrack_uevent_exit();
 	return ret;
 }
 
@@ -272,6 +334,7 @@ static void __exit ktrack_exit(void)
 	ktrack_module_events_exit();
 	ktrack_objtrace_exit();
 	ktrack_probe_exit();
+	ktrack_uevent_exit();
 	kt_alloc_stats_exit();
 	pr_info("unloaded\n");
 }

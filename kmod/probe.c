@@ -67,7 +67,7 @@ u64 ktrack_probe_features(void)
 
 	if (KTRACK_HAVE_TP_PROBES)
 		f |= KTRACK_FEAT_TRACEPOINT;
-	f |= KTRACK_FEAT_EVENT_PROBE | KTRACK_FEAT_EVENT_BY_NAME;
+	f |= KTRACK_FEAT_EVENT_PROBE | KTRACK_FEAT_EVENT_BY_NAME | KTRACK_FEAT_USER_EVENT;
 	if (IS_ENABLED(CONFIG_UPROBES))
 		f |= KTRACK_FEAT_UPROBE;
 
@@ -90,6 +90,7 @@ static const struct kt_probe_ops *const kt_probe_kinds[] = {
 	[KTRACK_PROBE_EVENT] = &kt_event_ops,
 	[KTRACK_PROBE_UPROBE] = &kt_uprobe_ops,
 	[KTRACK_PROBE_URETPROBE] = &kt_uprobe_ops,
+	[KTRACK_PROBE_UEVENT] = &kt_uevent_ops,
 };
 
 static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
@@ -105,7 +106,8 @@ static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
 bool kt_locked_down(const struct kt_probe *p)
 {
 	if ((p->mechanism == KTRACK_MECH_TRACEPOINT || p->mechanism == KTRACK_MECH_PERF_EVENT ||
-	     p->mechanism == KTRACK_MECH_UPROBE) && !p->reads_kernel)
+	     p->mechanism == KTRACK_MECH_UPROBE || p->mechanism == KTRACK_MECH_UEVENT) &&
+	    !p->reads_kernel)
 		return false;
 	return security_locked_down(LOCKDOWN_KPROBES) != 0;
 }
@@ -318,6 +320,9 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 		/* MOD:SYM on a module that is not loaded: wait for it */
 		if (ret == -ENOENT && p->module[0] && p->ops->wait_module)
 			ret = kt_module_loaded(p->module) ? -ENOENT : 0;
+		/* U: armed when a program registers the event */
+		if (ret == -ENOENT && p->kind == KTRACK_PROBE_UEVENT)
+			ret = 0;
 		/* an e probe's module still in its init: armed once it is LIVE */
 		if (ret == -EAGAIN)
 			ret = p->module[0] ? 0 : -ENOENT;

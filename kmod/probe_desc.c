@@ -93,8 +93,9 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 	bool exit_ok = p->kind == KTRACK_PROBE_KRETPROBE || p->kind == KTRACK_PROBE_URETPROBE ||
 		       (p->kind == KTRACK_PROBE_FUNCS && (p->flags & KTRACK_PROBE_F_EXIT));
 	bool is_user = kt_probe_is_user(p);
-	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT && p->kind != KTRACK_PROBE_EVENT;
-	bool is_event = p->kind == KTRACK_PROBE_EVENT;
+	bool is_uevent = p->kind == KTRACK_PROBE_UEVENT;
+	bool is_event = p->kind == KTRACK_PROBE_EVENT || is_uevent;
+	bool regs_ok = p->kind != KTRACK_PROBE_TRACEPOINT && !is_event;
 	u16 all_flags = KTRACK_FETCH_F_USER | KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC |
 			KTRACK_FETCH_F_BY_NAME;
 	u16 loc_flags = KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC;
@@ -200,6 +201,14 @@ static int kt_check_fetch(const struct kt_probe *p, const struct ktrack_probe_fe
 		 * By name, a string has no dereference (its layout decides
 		 * how it is read), a number at least the field's own.
 		 */
+		/*
+		 * U: the payload is the program's, its fields found by name
+		 * at each registration, and never followed as pointers.
+		 */
+		if (is_uevent && (!(f->flags & KTRACK_FETCH_F_BY_NAME) || f->nderef > 1 ||
+				  f->type == KTRACK_FETCH_T_SYMBOL ||
+				  f->type == KTRACK_FETCH_T_USTRING))
+			return -EINVAL;
 		if (f->flags & KTRACK_FETCH_F_BY_NAME) {
 			if (kt_is_string(f) ? f->nderef != 0 : !f->nderef)
 				return -EINVAL;
@@ -498,7 +507,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	if (size < sizeof(*d) || d->size != size || d->hdr_size != sizeof(*d) ||
 	    d->version != KTRACK_PROBE_DESC_VERSION)
 		return ERR_PTR(-EINVAL);
-	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_URETPROBE)
+	if (d->kind < KTRACK_PROBE_KPROBE || d->kind > KTRACK_PROBE_UEVENT)
 		return ERR_PTR(-EINVAL);
 	if (d->flags & ~all_flags)
 		return ERR_PTR(-EINVAL);
@@ -566,6 +575,13 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		if (kt_check_upath(d))
 			return ERR_PTR(-EINVAL);
 		break;
+	case KTRACK_PROBE_UEVENT:
+		/* the event's name; a kernel stack would be write(2)'s */
+		if (!d->symbol[0] || strnlen(d->symbol, sizeof(d->symbol)) >= KTRACK_UEVENT_NAME_MAX ||
+		    d->module[0] || d->addr || d->offset || d->nr_funcs || d->funcs_len ||
+		    d->stack_depth)
+			return ERR_PTR(-EINVAL);
+		break;
 	}
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
@@ -628,8 +644,9 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		if (ret)
 			goto err;
 	}
-	if (kt_probe_is_user(p)) {
-		p->upath = (const char *)desc + d->funcs_off;
+	if (kt_probe_is_user(p) || p->kind == KTRACK_PROBE_UEVENT) {
+		if (kt_probe_is_user(p))
+			p->upath = (const char *)desc + d->funcs_off;
 		/* a kernel stack says nothing of a user probe's hit */
 		for (i = 0; i < p->nr_actions; i++)
 			if (p->actions[i].type == KTRACK_ACT_STACK) {

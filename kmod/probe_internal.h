@@ -13,6 +13,7 @@
  *   probe_event_fields.c  e fields named before their module loads
  *   probe_graph.c   graph scoping: ROOT and SCOPED f probes
  *   probe_uprobe.c  uprobe attach (u, ur)
+ *   probe_uevent.c  typed user events (U), bound to user_event.c's registry
  */
 #ifndef _KTRACK_PROBE_INTERNAL_H
 #define _KTRACK_PROBE_INTERNAL_H
@@ -31,6 +32,7 @@ struct perf_event;
 struct pt_regs;
 struct tracepoint;
 struct kt_uprobe;
+struct kt_uevent;
 
 /* A validated fetch step (see struct ktrack_probe_fetch). */
 struct kt_fetch {
@@ -215,6 +217,8 @@ struct kt_probe {
 	u32 graph_depth;		/* KTRACK_PROBE_F_GRAPH_SCOPED: 0 = no limit */
 	const char *upath;		/* u, ur: the file, into desc */
 	struct kt_uprobe *up;		/* u, ur: from add (kt_uprobe_prepare()) until freed */
+	struct kt_uevent *uev;		/* U, while armed: its event */
+	struct list_head uev_node;	/* U, while armed: uev->probes (RCU) */
 };
 
 /* u and ur: user-space probes (probe_uprobe.c) */
@@ -224,6 +228,8 @@ static inline bool kt_probe_is_user(const struct kt_probe *p)
 }
 
 extern const struct kt_probe_ops kt_uprobe_ops;
+/* probe_uevent.c: U */
+extern const struct kt_probe_ops kt_uevent_ops;
 int kt_uprobe_prepare(struct kt_probe *p);
 void kt_uprobe_free(struct kt_probe *p);
 

@@ -87,6 +87,9 @@ struct ktrack_file {
 	struct list_head node;		/* s->files, under s->files_lock */
 	wait_queue_head_t wq;		/* poll() and read() of this file */
 	u32 flush_seen;			/* s->flush_seq that poll() found drained */
+	/* user events (user_event.c): those it registered, under kt_probe_lock */
+	DECLARE_BITMAP(uev_ids, KTRACK_UEVENT_MAX);
+	bool uev_writer;		/* write(2) emits user events, not markers */
 };
 
 /* ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM). */

@@ -36,6 +36,8 @@
 #define KTRACK_FEAT_GRAPH_SCOPE	(1ULL << 22)	/* KTRACK_PROBE_F_GRAPH_*, desc.graph_depth */
 #define KTRACK_FEAT_UPROBE	(1ULL << 23)	/* KTRACK_PROBE_UPROBE, _URETPROBE */
 #define KTRACK_FEAT_PID_TREE	(1ULL << 24)	/* KTRACK_CFG_F_PID_TREE */
+/* (bits 25 and 26: the latency tracers) */
+#define KTRACK_FEAT_USER_EVENT	(1ULL << 27)	/* KTRACK_IOC_UEVENT_*, KTRACK_PROBE_UEVENT */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -382,6 +384,15 @@ struct ktrack_snapshot {
 #define KTRACK_PROBE_UPROBE	6	/* u: entry (any instruction) */
 #define KTRACK_PROBE_URETPROBE	7	/* ur: return of the function at offset */
 #define KTRACK_PROBE_PATH_MAX	4096	/* u/ur: funcs_len, the path and its NUL */
+/*
+ * U (KTRACK_FEAT_USER_EVENT): a typed user event (see "User events"
+ * below), symbol = its name.  Every fetch is KTRACK_FETCH_SRC_FIELD with
+ * KTRACK_FETCH_F_BY_NAME (the field's name in strtab, found in the event's
+ * layout each time it is registered), or $comm/$cpu; no dereference beyond
+ * the field itself, no stack_depth.  Until a program registers the event
+ * the probe is PENDING; it is ARMED while the event is registered.
+ */
+#define KTRACK_PROBE_UEVENT	8
 #define KTRACK_PROBE_F_ENTRY	(1U << 0)	/* f: record entries */
 #define KTRACK_PROBE_F_EXIT	(1U << 1)	/* f: record exits */
 /*
@@ -540,6 +551,7 @@ struct ktrack_probe_action {
 #define KTRACK_MECH_TRACEPOINT	5
 #define KTRACK_MECH_PERF_EVENT	6	/* e: a kernel perf event per CPU */
 #define KTRACK_MECH_UPROBE	7	/* u, ur: uprobe_register() */
+#define KTRACK_MECH_UEVENT	8	/* U: write(2) of a registered user event */
 #define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
 #define KTRACK_PROBE_ST_ARMED	 2
 #define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */
@@ -818,5 +830,76 @@ struct ktrack_stack_max {
 #define KTRACK_IOC_STACK_START	_IOW(KTRACK_IOC_MAGIC, 0x40, struct ktrack_stack_start)
 #define KTRACK_IOC_STACK_STOP	_IO(KTRACK_IOC_MAGIC, 0x41)
 #define KTRACK_IOC_STACK_GET	_IOWR(KTRACK_IOC_MAGIC, 0x42, struct ktrack_stack_max)
+
+/*
+ * ---- User events: ioctl numbers 0x58..0x5f (KTRACK_FEAT_USER_EVENT) ----
+ *
+ * A program describes an event once, "NAME FIELD; FIELD; ...", e.g.
+ * "mylib/req u32 id; char[] path": NAME is [A-Za-z0-9_]+, optionally
+ * SYSTEM/EVENT; a FIELD is "TYPE NAME", TYPE one of u8 s8 u16 s16 u32 s32
+ * u64 s64, char[N] (N bytes in place, 1..KTRACK_UEVENT_ARRAY_MAX) or char[]
+ * (a string of any length: a __u32 in place, (length << 16) | offset, the
+ * offset from the payload's start and the length counting the NUL, as
+ * ftrace's __data_loc), and NAME a C identifier.  Fields are packed in
+ * order, with no padding.  KTRACK_IOC_UEVENT_REG returns the event's id
+ * (the same for the same description, whichever file registered it;
+ * EEXIST for the same name with other fields) and the bytes of its fixed
+ * part.
+ *
+ * The status page (mmap of KTRACK_UEVENT_STATUS_SIZE bytes at offset
+ * KTRACK_UEVENT_STATUS_OFFSET, read-only, shared) has one byte per id:
+ * non-zero while some probe (U) is armed on the event.  A program tests
+ * it before building an event, so a disabled event costs one load.
+ *
+ * After its first REG, a file's write(2)/writev(2) emit events: a __u32
+ * id, then the payload: exactly the fixed part plus the data of its
+ * char[] fields, each NUL-terminated, inside the payload and after the
+ * fixed part (EINVAL otherwise, E2BIG beyond KTRACK_UEVENT_PAYLOAD_MAX,
+ * ENOENT for an id this file did not register).  A write to a disabled
+ * event succeeds and records nothing.  Such a file writes no markers.
+ * An event lives while a file that registered it is open (or until each
+ * UNREG'd it).
+ */
+#define KTRACK_UEVENT_FORMAT_MAX	1024	/* the description and its NUL */
+#define KTRACK_UEVENT_NAME_MAX	64	/* NAME and its NUL */
+#define KTRACK_UEVENT_MAX_FIELDS	KTRACK_PROBE_MAX_FETCH
+#define KTRACK_UEVENT_ARRAY_MAX	256	/* N of char[N] */
+#define KTRACK_UEVENT_PAYLOAD_MAX	4096	/* bytes after the id */
+#define KTRACK_UEVENT_MAX	256	/* events registered at once, ids 0..255 */
+#define KTRACK_UEVENT_STATUS_SIZE	4096
+/* mmap offset of the status page: far above any session's rings */
+#define KTRACK_UEVENT_STATUS_OFFSET	(1ULL << 40)
+
+struct ktrack_uevent_reg {
+	__u32 size;		/* sizeof(struct ktrack_uevent_reg) */
+	__u32 flags;		/* 0 */
+	__u64 format_ptr;	/* the description, NUL-terminated */
+	__u32 id;		/* out: index into the status page */
+	__u32 fixed_size;	/* out: bytes of the fixed part of a payload */
+};
+
+struct ktrack_uevent_unreg {
+	__u32 size;		/* sizeof(struct ktrack_uevent_unreg) */
+	__u32 id;
+};
+
+/*
+ * The description of a registered event, by name (name[0] != 0) or by id
+ * (name ""): the canonical text ("mylib/req u32 id; char[] path") goes to
+ * format_ptr, format_len bytes at most (ENOSPC and the bytes needed in
+ * format_len when it does not fit).  ENOENT: not registered.
+ */
+struct ktrack_uevent_query {
+	__u32 size;		/* sizeof(struct ktrack_uevent_query) */
+	__u32 id;		/* in (name "") or out */
+	char name[KTRACK_UEVENT_NAME_MAX];
+	__u64 format_ptr;
+	__u32 format_len;	/* in: room; out: bytes written, NUL included */
+	__u32 enabled;		/* out: probes armed on it */
+};
+
+#define KTRACK_IOC_UEVENT_REG	_IOWR(KTRACK_IOC_MAGIC, 0x58, struct ktrack_uevent_reg)
+#define KTRACK_IOC_UEVENT_UNREG	_IOW(KTRACK_IOC_MAGIC, 0x59, struct ktrack_uevent_unreg)
+#define KTRACK_IOC_UEVENT_QUERY	_IOWR(KTRACK_IOC_MAGIC, 0x5a, struct ktrack_uevent_query)
 
 #endif /* _UAPI_KTRACK_H */

@@ -230,6 +230,10 @@ Filter::Filter(const FilterSpec &spec, const Names &names) : names_(&names) {
   }
   comms_ = spec.comms;
   events_ = spec.events;
+  // SYSTEM/EVENT names an e or U probe's event: such probes are named
+  // EVENT by default (p:GROUP/NAME is ftrace's spelling of the same)
+  for (auto &g : events_)
+    if (size_t slash = g.rfind('/'); slash != std::string::npos) g = g.substr(slash + 1);
   parse_bound(spec.since, "--since", since_.set, since_.absolute, since_.ns);
   parse_bound(spec.until, "--until", until_.set, until_.absolute, until_.ns);
   if (!spec.where.empty()) {

@@ -53,10 +53,12 @@ bool field_text(const FieldRef &f, const Sample &s, const Names &names, std::str
 struct FilterSpec {
   std::vector<uint32_t> pids;  // pid or tgid
   std::vector<uint32_t> cpus;
-  std::vector<std::string> comms;   // globs
-  std::vector<std::string> events;  // globs over probe names (and "lost", "marker", "stack")
-  std::string since, until;         // see parse_time_bound()
-  std::string where;                // predicate expression
+  std::vector<std::string> comms;  // globs
+  // globs over probe names (and "lost", "marker", "stack"); SYSTEM/EVENT
+  // matches the probe named EVENT (e and U probes' default name)
+  std::vector<std::string> events;
+  std::string since, until;  // see parse_time_bound()
+  std::string where;         // predicate expression
 };
 
 class Filter {

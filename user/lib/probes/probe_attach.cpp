@@ -20,7 +20,7 @@ bool looks_like_probe_spec(const std::string &s) {
   if (s[0] == 'r')
     while (i < s.size() && std::isdigit((unsigned char)s[i])) i++;
   if (s[0] == 'u' && s[1] == 'r') i = 2;  // ur
-  if (!std::strchr("prfteu", s[0])) return false;
+  if (!std::strchr("prfteuU", s[0])) return false;
   return i < s.size() && (s[i] == ' ' || s[i] == ':');
 }
 

@@ -38,6 +38,8 @@ std::string target_of(const ProbeSpec &s) {
              (s.subsys.empty() ? s.event : s.subsys + "/" + s.event);
     case ProbeKind::kEvent:
       return (s.module.empty() ? "" : s.module + ":") + s.subsys + "/" + s.event;
+    case ProbeKind::kUserEvent:
+      return "user event " + s.user_event();
     case ProbeKind::kUprobe:
     case ProbeKind::kUretprobe:
       if (s.symbol.empty()) return fmt::format("{}:0x{:x}", s.path, s.addr);

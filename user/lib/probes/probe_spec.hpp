@@ -15,6 +15,10 @@
 //     the target at the last ':'; SYMBOL is looked up in .symtab, then
 //     .dynsym; 0xADDR is an ELF virtual address as nm prints it.  Fetches
 //     read user memory (:string is a user string); no @SYM, $FIELD or BTF.
+//   U[:[GROUP/]NAME] [SYSTEM/]EVENT [$FIELD[:TYPE] ...] [if COND]   (a typed user
+//     event, include/ktrack/ktrack_user.h): the fields a program registered
+//     (all of them when none is named); before it registers, name each
+//     field with its type ($id:u32 $path:string) and the probe waits.
 //   FETCHARG: [NAME=]FETCH[:TYPE] | BTF-EXPR[:TYPE] | $$args | $arg*
 //   FETCH: $argN $retval $duration $stackN $stack $comm $cpu %REG @SYM[+-OFF]
 //          @ADDR +|-[u]OFFS(FETCH) \IMM, and $FIELD (e: a field of the event)
@@ -49,7 +53,7 @@ class SpecError : public UsageError {
   std::string message_;
 };
 
-enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint, kEvent, kUprobe, kUretprobe };
+enum class ProbeKind { kKprobe, kKretprobe, kFuncs, kTracepoint, kEvent, kUprobe, kUretprobe, kUserEvent };
 
 struct FetchArg {
   std::string name;
@@ -124,6 +128,10 @@ struct ProbeSpec {
            (kind == ProbeKind::kFuncs && exit);
   }
   bool is_user() const { return kind == ProbeKind::kUprobe || kind == ProbeKind::kUretprobe; }
+  // e and U: fetches read the fields of a record ($FIELD), not registers
+  bool reads_fields() const { return kind == ProbeKind::kEvent || kind == ProbeKind::kUserEvent; }
+  // U: the event's name, [SYSTEM/]EVENT
+  std::string user_event() const { return subsys.empty() ? event : subsys + "/" + event; }
 };
 
 // Parses 'text' (syntax only: symbols are not looked up).  Throws SpecError.
@@ -152,6 +160,9 @@ class SymbolSource {
   virtual std::optional<EventFormat> event_format(const std::string &, const std::string &) {
     return std::nullopt;
   }
+  // The fields of user event NAME as registered now (U probes); nullopt
+  // when no program has registered it.
+  virtual std::optional<EventFormat> user_event_format(const std::string &) { return std::nullopt; }
 };
 
 class KallsymsIndex;
@@ -168,6 +179,7 @@ class SystemSymbols : public SymbolSource {
   std::vector<std::string> tracepoint_names() override;
   bool module_loaded(const std::string &name) override;
   std::optional<EventFormat> event_format(const std::string &subsys, const std::string &event) override;
+  std::optional<EventFormat> user_event_format(const std::string &name) override;
 
  private:
   const KallsymsIndex &kallsyms();

@@ -55,12 +55,16 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
     case ProbeKind::kUretprobe:
       d.kind = KTRACK_PROBE_URETPROBE;
       break;
+    case ProbeKind::kUserEvent:
+      d.kind = KTRACK_PROBE_UEVENT;
+      break;
   }
   std::snprintf(d.name, sizeof(d.name), "%s", spec.name.c_str());
   std::snprintf(d.module, sizeof(d.module), "%s", spec.module.c_str());
-  const std::string sym = spec.kind == ProbeKind::kTracepoint ? spec.event
-                          : spec.kind == ProbeKind::kEvent    ? spec.subsys + "/" + spec.event
-                                                              : spec.symbol;
+  const std::string sym = spec.kind == ProbeKind::kTracepoint  ? spec.event
+                          : spec.kind == ProbeKind::kEvent     ? spec.subsys + "/" + spec.event
+                          : spec.kind == ProbeKind::kUserEvent ? spec.user_event()
+                                                               : spec.symbol;
   std::snprintf(d.symbol, sizeof(d.symbol), "%s", sym.c_str());
   // u, ur: the instruction's offset in the file (its path is in funcs)
   d.addr = spec.is_user() ? 0 : spec.addr;

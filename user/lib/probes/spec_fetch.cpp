@@ -84,7 +84,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     std::string v = s.substr(1);
     if (v == "arg*" || v == "$args")
       err(pos, fmt::format("{} stands alone: it cannot be dereferenced or named", s));
-    if (s_.kind == ProbeKind::kEvent && v != "comm" && v != "cpu") {
+    if (s_.reads_fields() && v != "comm" && v != "cpu") {
       // e: every other $NAME is a field of the event (checked against its
       // format when the spec is resolved)
       if (!is_ident(v))
@@ -164,7 +164,7 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   }
   if (c == '%') {
     if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no registers: use $argN");
-    if (s_.kind == ProbeKind::kEvent) err(pos, "e probes have no registers: use $FIELD");
+    if (s_.reads_fields()) err(pos, "e and U probes have no registers: use $FIELD");
     if (s_.kind == ProbeKind::kFuncs)
       err(pos, "f probes have no registers (fprobe saves only some): use $argN, $stackN or $retval");
     std::string r = s.substr(1);
@@ -206,8 +206,9 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
     return;
   }
   // A BTF name expression: IDENT(->IDENT|.IDENT)*
-  if (s_.kind == ProbeKind::kEvent)
-    err(pos, fmt::format("an e probe reads the event's fields as $FIELD: write ${}", s));
+  if (s_.reads_fields())
+    err(pos, fmt::format("an {} probe reads the event's fields as $FIELD: write ${}",
+                         s_.kind == ProbeKind::kEvent ? "e" : "U", s));
   refuse_in_user(pos, "BTF names (user code has no BTF)");
   refuse_args_at_offset(pos, "argument names");
   size_t k = 0;

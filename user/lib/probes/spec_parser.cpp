@@ -166,6 +166,7 @@ void Parser::run() {
       }
       case ProbeKind::kTracepoint:
       case ProbeKind::kEvent:
+      case ProbeKind::kUserEvent:
         n = std::isdigit((unsigned char)s_.event[0]) ? "t_" + s_.event : s_.event;  // a C identifier
         break;
       case ProbeKind::kUprobe:
@@ -205,6 +206,9 @@ void Parser::parse_head(const Tok &tok) {
     case 'e':
       s_.kind = ProbeKind::kEvent;
       break;
+    case 'U':
+      s_.kind = ProbeKind::kUserEvent;
+      break;
     case 'u':
       s_.kind = ProbeKind::kUprobe;
       if (h.size() > 1 && h[1] == 'r') {
@@ -215,7 +219,7 @@ void Parser::parse_head(const Tok &tok) {
     default:
       err(tok.pos,
           "unknown probe type: expected p (kprobe), r (return), f (functions), t (tracepoint), e "
-          "(event fields), u (uprobe) or ur (uretprobe)");
+          "(event fields), u (uprobe), ur (uretprobe) or U (user event)");
   }
   size_t digits = i;
   while (i < h.size() && std::isdigit((unsigned char)h[i])) i++;
@@ -324,6 +328,24 @@ void Parser::parse_target(const Tok &tok) {
   target_pos_ = tok.pos;
   if (s_.is_user()) {
     parse_user_target(tok);
+    return;
+  }
+  if (s_.kind == ProbeKind::kUserEvent) {
+    // [SYSTEM/]EVENT, as the program registered it (no module)
+    size_t slash = x.find('/');
+    auto word = [](const std::string &w) {
+      return !w.empty() && std::all_of(w.begin(), w.end(),
+                                       [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+    };
+    std::string sub = slash == std::string::npos ? "" : x.substr(0, slash);
+    std::string ev = slash == std::string::npos ? x : x.substr(slash + 1);
+    if ((slash != std::string::npos && !word(sub)) || !word(ev))
+      err(tok.pos, "a user event is named [SYSTEM/]EVENT, each a word of letters, digits and '_'");
+    if (x.size() >= KTRACK_UEVENT_NAME_MAX)
+      err(tok.pos,
+          fmt::format("user event name is too long (max {} characters)", KTRACK_UEVENT_NAME_MAX - 1));
+    s_.subsys = sub;
+    s_.event = ev;
     return;
   }
   if (s_.kind == ProbeKind::kTracepoint || s_.kind == ProbeKind::kEvent) {
@@ -463,7 +485,7 @@ ProbeSpec parse_probe_spec(const std::string &text) {
                          [](const FetchArg &a) { return a.all_args || !a.btf_expr.empty(); });
   // with BTF names the field types are known only after resolution
   // e: and with fields, after the event's format is read (resolve_symbols)
-  if (!spec.filter.empty() && !btf && spec.kind != ProbeKind::kEvent) compile_filter(spec);
+  if (!spec.filter.empty() && !btf && !spec.reads_fields()) compile_filter(spec);
   return spec;
 }
 

@@ -164,6 +164,76 @@ void resolve_fields(ProbeSpec &spec, SymbolSource &syms, size_t target_pos) {
   if (!spec.filter.empty()) compile_filter(spec);
 }
 
+// A U event this system does not have registered: a runtime error (exit 2).
+[[noreturn]] void fail_unregistered(const std::string &spec, size_t pos, const std::string &message) {
+  throw Error(SpecError(spec, pos, message).what());
+}
+
+// U: the kernel finds every field by name, each time a program registers
+// the event (KTRACK_FETCH_F_BY_NAME), with the type resolved here.
+void to_user_event_field(FetchArg &a) {
+  a.flags &= ~(KTRACK_FETCH_F_DATA_LOC | KTRACK_FETCH_F_REL_LOC);
+  a.flags |= KTRACK_FETCH_F_BY_NAME;
+  if (is_string_type(a))
+    a.deref.clear();
+  else
+    a.deref = {0};
+}
+
+// U [SYSTEM/]EVENT: the fields as the program registered them (all of them
+// when none is named); not registered yet, each named field needs a type.
+void resolve_user_event(ProbeSpec &spec, SymbolSource &syms, size_t target_pos) {
+  const std::string &t = spec.text;
+  const std::string name = spec.user_event();
+  auto ef = syms.user_event_format(name);
+  if (!ef) {
+    if (spec.args.empty())
+      fail_unregistered(
+          t, target_pos,
+          fmt::format(
+              "user event {} is not registered: start the program that registers it first, or name "
+              "the fields to record with their types ($id:u32 $path:string) and the probe waits for it",
+              name));
+    for (auto &a : spec.args) {
+      if (a.src != KTRACK_FETCH_SRC_FIELD) continue;
+      if (!a.type_given)
+        fail_unregistered(
+            t, a.pos,
+            fmt::format("user event {} is not registered yet, so the type of '{}' is not known: give it one "
+                        "(${}:u32, :s64, :x64, :string) or start the program first",
+                        name, a.field, a.field));
+      if (!a.deref.empty() || (a.flags & KTRACK_FETCH_F_USER))
+        fail(t, a.pos, "a user event's field is read in place: it cannot be dereferenced");
+      if (a.type == KTRACK_FETCH_T_USTRING || a.type == KTRACK_FETCH_T_SYMBOL)
+        fail(t, a.pos, "a user event's field is a number or a string (:string)");
+      to_user_event_field(a);
+    }
+    if (!spec.filter.empty()) compile_filter(spec);
+    return;
+  }
+  if (spec.args.empty()) {
+    for (const auto &f : ef->fields) {
+      FetchArg a;
+      a.name = f.name;
+      a.field = f.name;
+      a.src = KTRACK_FETCH_SRC_FIELD;
+      a.pos = target_pos;
+      spec.args.push_back(a);
+    }
+  }
+  for (auto &a : spec.args) {
+    if (a.src != KTRACK_FETCH_SRC_FIELD) continue;
+    if (!ef->find(a.field))
+      fail(t, a.pos,
+           fmt::format("user event {} has no field '{}' (its fields: {})", name, a.field, ef->field_names()));
+    if (!a.deref.empty() || (a.flags & KTRACK_FETCH_F_USER))
+      fail(t, a.pos, "a user event's field is read in place: it cannot be dereferenced");
+    resolve_field(spec, *ef, a);
+    to_user_event_field(a);
+  }
+  if (!spec.filter.empty()) compile_filter(spec);
+}
+
 }  // namespace
 
 // ---- symbol resolution -------------------------------------------------------
@@ -321,6 +391,7 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
   if (spec.is_user()) resolve_user(spec, target_pos());
   if (spec.kind == ProbeKind::kTracepoint) resolve_tracepoint(spec, syms, target_pos());
   if (spec.kind == ProbeKind::kEvent) resolve_fields(spec, syms, target_pos());
+  if (spec.kind == ProbeKind::kUserEvent) resolve_user_event(spec, syms, target_pos());
   for (auto &a : spec.args) {
     if (a.symbol.empty()) continue;
     auto addrs = syms.lookup("", a.symbol);

@@ -1,4 +1,7 @@
 // SymbolSource of the running system: kallsyms and tracefs through host/.
+#include "device/device.hpp"
+#include "device/user_events.hpp"
+#include "format/user_event_format.hpp"
 #include "host/kallsyms.hpp"
 #include "host/module_loader.hpp"
 #include "host/tracefs.hpp"
@@ -36,6 +39,16 @@ std::vector<std::string> SystemSymbols::filter_functions() {
 
 std::optional<EventFormat> SystemSymbols::event_format(const std::string &subsys, const std::string &event) {
   return read_event_format(subsys, event);
+}
+
+std::optional<EventFormat> SystemSymbols::user_event_format(const std::string &name) {
+  Device dev;
+  auto info = query_user_event(dev, name);
+  if (!info) return std::nullopt;
+  std::string why;
+  auto ef = parse_user_event_format(info->format, &why);
+  if (!ef) throw Error("the kernel describes user event " + name + " as '" + info->format + "': " + why);
+  return ef;
 }
 
 bool SystemSymbols::tracepoint_exists(const std::string &subsys, const std::string &event) {
