@@ -53,10 +53,10 @@ int main(int argc, char **argv)
 			perror("open trace_marker");
 			return 1;
 		}
+		/* (with tracing off, each write enters the kernel and fails) */
 		t0 = now_ns();
 		for (i = 0; i < n; i++)
-			if (write(fd, "bench 0123456789", 16) != 16)
-				return 1;
+			hits += write(fd, "bench 0123456789", 16) == 16;
 		t1 = now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		return 0;
@@ -67,12 +67,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(buf, &ev.id, 4);
+	if (!strcmp(mode, "check")) {
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			hits += ktrack_user_event_enabled(&ev);
+		t1 = now_ns();
+		printf("%.2f\n", (t1 - t0) / n);
+		return hits < 0;
+	}
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
-		if (!strcmp(mode, "check")) {
-			hits += ktrack_user_event_enabled(&ev);
-			continue;
-		}
 		(void)ktrack_user_event_enabled(&ev);
 		p.a = i;
 		memcpy(buf + 4, &p, sizeof(p));

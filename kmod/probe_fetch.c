@@ -260,13 +260,24 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 			*(u32 *)slot = *dyn << 16;
 			return true;
 		}
-		n = kt_read_str(data + *dyn, addr, room, user, c->may_fault);
+		if (f->src == KTRACK_FETCH_SRC_FIELD && !f->nderef) {
+			/* in the record, which kt_field() bounded: nothing can fault */
+			n = strnlen((const char *)addr, room - 1);
+			memcpy(data + *dyn, (const void *)addr, n);
+		} else {
+			n = kt_read_str(data + *dyn, addr, room, user, c->may_fault);
+		}
 		if (n < 0) {
 			*(u32 *)slot = *dyn << 16;
 			return false;
 		}
 		*(u32 *)slot = (*dyn << 16) | n;
 		*dyn += n;
+		return true;
+	}
+	if (f->nderef == 1 && f->src == KTRACK_FETCH_SRC_FIELD) {
+		/* the field itself, inside the record (field_room checked above) */
+		memcpy(slot, (const void *)addr, f->slot_len);
 		return true;
 	}
 	if (f->nderef) {

@@ -219,6 +219,8 @@ struct kt_probe {
 	struct kt_uprobe *up;		/* u, ur: from add (kt_uprobe_prepare()) until freed */
 	struct kt_uevent *uev;		/* U, while armed: its event */
 	struct list_head uev_node;	/* U, while armed: uev->probes (RCU) */
+	unsigned long uev_gp;		/* U, once disarmed: uev_node free after this grace period */
+	bool uev_gp_set;
 };
 
 /* u and ur: user-space probes (probe_uprobe.c) */

@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/rculist.h>
+#include <linux/rcupdate.h>
 #include <linux/string.h>
 
 #include "probe_internal.h"
@@ -74,6 +75,12 @@ static int kt_uevent_arm(struct kt_probe *p)
 			return -EINVAL;
 		}
 	}
+	/*
+	 * A writer may still walk the list this node left (UNREG and REG
+	 * again in a row): it must not follow the node into another list.
+	 */
+	if (p->uev_gp_set)
+		cond_synchronize_rcu(p->uev_gp);
 	p->uev = ev;
 	list_add_tail_rcu(&p->uev_node, &ev->probes);
 	kt_uevent_set_armed(ev, 1);
@@ -83,6 +90,8 @@ static int kt_uevent_arm(struct kt_probe *p)
 static void kt_uevent_disarm(struct kt_probe *p)
 {
 	list_del_rcu(&p->uev_node);
+	p->uev_gp = get_state_synchronize_rcu();
+	p->uev_gp_set = true;
 	kt_uevent_set_armed(p->uev, -1);
 	p->uev = NULL;
 }

@@ -151,17 +151,18 @@ static int kt_uev_canonical(struct kt_uevent *ev)
 	size_t len = 0;
 	u16 i;
 
-	out = kmalloc(KTRACK_UEVENT_FORMAT_MAX, GFP_KERNEL_ACCOUNT);
+	/* one byte more than the limit: a text that reaches it is too long */
+	out = kmalloc(KTRACK_UEVENT_FORMAT_MAX + 1, GFP_KERNEL_ACCOUNT);
 	if (!out)
 		return -ENOMEM;
-	len = scnprintf(out, KTRACK_UEVENT_FORMAT_MAX, "%s", ev->name);
+	len = scnprintf(out, KTRACK_UEVENT_FORMAT_MAX + 1, "%s", ev->name);
 	for (i = 0; i < ev->nr_fields; i++)
-		len += scnprintf(out + len, KTRACK_UEVENT_FORMAT_MAX - len, "%s%s %s",
+		len += scnprintf(out + len, KTRACK_UEVENT_FORMAT_MAX + 1 - len, "%s%s %s",
 				 i ? "; " : " ",
 				 kt_uev_type_name(&ev->fields[i], tbuf, sizeof(tbuf)),
 				 ev->fields[i].name);
-	/* (never: the text it came from fitted, and is no shorter) */
-	if (len >= KTRACK_UEVENT_FORMAT_MAX - 1) {
+	/* "a u8 x;u8 y" fits, "a u8 x; u8 y" may not: the canonical text must */
+	if (len >= KTRACK_UEVENT_FORMAT_MAX) {
 		kfree(out);
 		return -E2BIG;
 	}
@@ -520,8 +521,13 @@ ssize_t ktrack_uevent_write(struct ktrack_file *f, struct iov_iter *from)
 	}
 	rcu_read_lock();
 	ev = rcu_dereference(kt_uevents[id]);
-	if (!ev) {
-		ret = -ENOENT;	/* UNREG'd by another thread meanwhile */
+	/*
+	 * Still this file's: UNREG'd by another thread meanwhile, the id may
+	 * be another file's event now (published after the bit was cleared).
+	 */
+	smp_rmb();
+	if (!ev || !test_bit(id, f->uev_ids)) {
+		ret = -ENOENT;
 	} else if (!kt_uev_payload_ok(ev, buf, len)) {
 		ret = -EINVAL;
 	} else {

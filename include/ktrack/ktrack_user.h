@@ -72,13 +72,22 @@ struct ktrack_user_ctx_ {
 	int error;
 };
 
+/* The status page's offset needs a 64-bit off_t (_FILE_OFFSET_BITS=64 on 32-bit). */
+typedef char ktrack_user_off_t_is_64_bits_[sizeof(off_t) == 8 ? 1 : -1];
+
+/*
+ * Opened once per translation unit, by the first registration that
+ * succeeds (a failure is not kept: the next registration tries again);
+ * threads that race each open one, and the losers close theirs.
+ */
 static inline struct ktrack_user_ctx_ *ktrack_user_ctx_get_(void)
 {
 	static struct ktrack_user_ctx_ ctx = { -1, NULL, 0 };
+	int unset = -1;
 	void *page;
 	int fd;
 
-	if (ctx.fd >= 0 || ctx.error)
+	if (__atomic_load_n(&ctx.status, __ATOMIC_ACQUIRE))
 		return &ctx;
 	fd = open("/dev/" KTRACK_DEVICE_NAME, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -92,8 +101,17 @@ static inline struct ktrack_user_ctx_ *ktrack_user_ctx_get_(void)
 		close(fd);
 		return &ctx;
 	}
-	ctx.status = (const volatile uint8_t *)page;
-	ctx.fd = fd;
+	if (__atomic_compare_exchange_n(&ctx.fd, &unset, fd, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		ctx.error = 0;
+		__atomic_store_n(&ctx.status, (const volatile uint8_t *)page, __ATOMIC_RELEASE);
+		return &ctx;
+	}
+	/* another thread won: use its writer, which it publishes next */
+	munmap(page, KTRACK_UEVENT_STATUS_SIZE);
+	close(fd);
+	while (!__atomic_load_n(&ctx.status, __ATOMIC_ACQUIRE))
+		;
 	return &ctx;
 }
 
@@ -104,8 +122,8 @@ static inline struct ktrack_user_event ktrack_user_event_register(const char *fo
 	struct ktrack_user_event ev = { -1, 0, 0, 0, &ktrack_user_off_ };
 	struct ktrack_uevent_reg reg;
 
-	if (ctx->error) {
-		ev.error = ctx->error;
+	if (!__atomic_load_n(&ctx->status, __ATOMIC_ACQUIRE)) {
+		ev.error = ctx->error ? ctx->error : -ENODEV;
 		return ev;
 	}
 	memset(&reg, 0, sizeof(reg));
@@ -182,9 +200,11 @@ static inline int ktrack_user_event_unregister(struct ktrack_user_event *ev)
 	memset(&u, 0, sizeof(u));
 	u.size = sizeof(u);
 	u.id = ev->id;
+	if (ioctl(ev->fd, KTRACK_IOC_UEVENT_UNREG, &u) < 0)
+		return -errno;
 	ev->error = -ENOENT;
 	ev->enabled = &ktrack_user_off_;
-	return ioctl(ev->fd, KTRACK_IOC_UEVENT_UNREG, &u) < 0 ? -errno : 0;
+	return 0;
 }
 
 /* What a -errno of these calls means, and what to do. */

@@ -96,8 +96,12 @@ SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_d
         auto r = pc.add(c.spec, c.blob);
         attached->push_back(c.spec.name);
         reg.add(probe_decoder_schema(r.id, schema_from_desc(c.blob)));
-        notes.push_back(fmt::format("probe {} (id {}): {}, {}", c.spec.name, r.id,
-                                    mechanism_name(r.mechanism), probe_state_name(r.state)));
+        notes.push_back(
+            fmt::format("probe {} (id {}): {}, {}{}", c.spec.name, r.id, mechanism_name(r.mechanism),
+                        probe_state_name(r.state),
+                        c.spec.kind == ProbeKind::kUserEvent && r.state == KTRACK_PROBE_ST_PENDING
+                            ? fmt::format(" (armed when a program registers {})", c.spec.user_event())
+                            : ""));
       }
     } catch (...) {
       // a later spec failed: the command does not run, so take back the

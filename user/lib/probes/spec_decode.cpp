@@ -145,6 +145,8 @@ const char *mechanism_name(uint32_t m) {
       return "perf event";
     case KTRACK_MECH_UPROBE:
       return "uprobe";
+    case KTRACK_MECH_UEVENT:
+      return "user event";
     default:
       return "unknown";
   }
@@ -179,6 +181,8 @@ const char *probe_kind_name(uint32_t k) {
       return "u";
     case KTRACK_PROBE_URETPROBE:
       return "ur";
+    case KTRACK_PROBE_UEVENT:
+      return "U";
     default:
       return "?";
   }
