@@ -25,7 +25,7 @@ struct kt_osnoise_sample {
 	u64 softirq_count, softirq_ns;
 	u64 nmi_count, nmi_ns;
 	u64 thread_count, thread_ns;
-	/* gaps while no interference was seen: irqs off, SMIs, the hypervisor */
+	/* gaps' time that no interference counted explains: irqs off, SMIs... */
 	u64 hw_count, hw_ns;
 };
 

@@ -12,9 +12,13 @@
  *   nmi: nmi_handler's own duration;
  *   thread: the time from the noise thread's switch-out to its switch-in
  *     (other threads, and whatever interrupted them, run in it);
- *   hw: gaps during which none of the above was seen: IRQs disabled (no
- *     handler to see), IPIs and other vectors without irq tracepoints, SMIs,
- *     the hypervisor.  osnoise calls this "HW noise" too.
+ *   hw: what is left of a gap once the interference counted during it is
+ *     taken out, when that is still over the tolerance: IRQs disabled (no
+ *     handler to see), IPIs and the local timer (vectors without
+ *     irq_handler_entry), SMIs, the hypervisor.  osnoise's "HW noise" is a
+ *     gap with no interference at all; taking out what was counted instead
+ *     keeps an irqs-off window as hw noise when the softirq that runs as
+ *     IRQs come back lands in the same gap.
  * At the end of each period the thread emits a ktrack_osnoise event.
  *
  * The thread runs SCHED_OTHER with preemption enabled and calls
@@ -198,10 +202,11 @@ fail:
 	return ret;
 }
 
-static u64 kt_onoise_events(const struct kt_onoise *c)
+/* The interference time counted so far on this CPU. */
+static u64 kt_onoise_counted_ns(const struct kt_onoise *c)
 {
-	return READ_ONCE(c->n.irq_count) + READ_ONCE(c->n.softirq_count) +
-	       READ_ONCE(c->n.nmi_count) + READ_ONCE(c->n.thread_count);
+	return READ_ONCE(c->n.irq_ns) + READ_ONCE(c->n.softirq_ns) + READ_ONCE(c->n.nmi_ns) +
+	       READ_ONCE(c->n.thread_ns);
 }
 
 static void kt_onoise_snapshot(const struct kt_onoise *c, struct kt_onoise_count *n)
@@ -220,29 +225,30 @@ static void kt_onoise_snapshot(const struct kt_onoise *c, struct kt_onoise_count
 static void kt_onoise_sample(struct kt_onoise *c, struct kt_osnoise_sample *s)
 {
 	struct kt_onoise_count a, b;
-	u64 start, last, now, seen, cur;
+	u64 start, last, now, counted, cur;
 
 	kt_onoise_snapshot(c, &a);
 	WRITE_ONCE(c->sampling, true);
 	barrier();	/* the handlers count from here */
 	start = local_clock();
 	last = start;
-	seen = kt_onoise_events(c);
+	counted = kt_onoise_counted_ns(c);
 	do {
-		u64 gap;
+		u64 gap, rest;
 
 		now = local_clock();
-		cur = kt_onoise_events(c);
+		cur = kt_onoise_counted_ns(c);
 		gap = now - last;
 		if (gap > kt_onoise_tolerance) {
 			s->noise_ns += gap;
 			s->max_single_ns = max(s->max_single_ns, gap);
-			if (cur == seen) {
+			rest = gap > cur - counted ? gap - (cur - counted) : 0;
+			if (rest > kt_onoise_tolerance) {
 				s->hw_count++;
-				s->hw_ns += gap;
+				s->hw_ns += rest;
 			}
 		}
-		seen = cur;
+		counted = cur;
 		last = now;
 		cond_resched();
 	} while (now - start < kt_onoise_runtime && !kthread_should_stop());
