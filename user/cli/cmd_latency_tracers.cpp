@@ -48,7 +48,8 @@ struct NoiseFlags {
 std::chrono::milliseconds run_length(const std::string &d) {
   if (d == "0") return std::chrono::milliseconds(0);
   auto ms = ktrack::parse_duration(d);
-  if (ms.count() <= 0) throw ktrack::UsageError("-d needs a duration such as 10s, 500ms or 2m (0: until Ctrl-C)");
+  if (ms.count() <= 0)
+    throw ktrack::UsageError("-d needs a duration such as 10s, 500ms or 2m (0: until Ctrl-C)");
   return ms;
 }
 
@@ -134,10 +135,12 @@ void run_noise(const NoiseFlags &f) {
   if (f.period_ms < 1 || f.period_ms > 1000)
     throw ktrack::UsageError(fmt::format("--period {} ms is outside 1..1000 ms", f.period_ms));
   if (f.runtime_ms < 1 || f.runtime_ms > f.period_ms)
-    throw ktrack::UsageError(fmt::format(
-        "--runtime {} ms must be at least 1 ms and at most the period (--period {} ms): give a longer --period",
-        f.runtime_ms, f.period_ms));
-  if (!(f.tolerance_us >= 0) || !std::isfinite(f.tolerance_us) || f.tolerance_us * 1000.0 >= f.period_ms * 1e6)
+    throw ktrack::UsageError(
+        fmt::format("--runtime {} ms must be at least 1 ms and at most the period (--period {} ms): give a "
+                    "longer --period",
+                    f.runtime_ms, f.period_ms));
+  if (!(f.tolerance_us >= 0) || !std::isfinite(f.tolerance_us) ||
+      f.tolerance_us * 1000.0 >= f.period_ms * 1e6)
     throw ktrack::UsageError("--tolerance is a number of microseconds, >= 0 and below the period");
   ktrack::LatencyRequest req;
   req.kind = KTRACK_LATENCY_NOISE;
@@ -186,9 +189,11 @@ void add_latency_timer(CLI::App *latency) {
       "timer", "Timer IRQ and thread wake-up latency per CPU (timerlat), from an in-kernel periodic timer");
   cmd->add_option("--period", f->period_us, "Timer period in microseconds (100..1000000, default 1000)");
   cmd->add_option("--cpus", f->cpus, "CPUs to measure, as a list like 0,2-3 (default: every online CPU)");
-  cmd->add_option("--threshold", f->threshold_us,
-                  "Stop at the first IRQ or thread latency over US microseconds: print it with its kernel stack");
-  cmd->add_option("-d,--duration", f->duration, "Run for DURATION (10s, 500ms, 2m; default 10s; 0: until Ctrl-C)");
+  cmd->add_option(
+      "--threshold", f->threshold_us,
+      "Stop at the first IRQ or thread latency over US microseconds: print it with its kernel stack");
+  cmd->add_option("-d,--duration", f->duration,
+                  "Run for DURATION (10s, 500ms, 2m; default 10s; 0: until Ctrl-C)");
   cmd->add_flag("--json", f->json, "The summary as one JSON object");
   cmd->footer(
       "ktrack.ko runs, on each CPU, an hrtimer firing every period (absolute, pinned, hard IRQ)\n"
@@ -215,7 +220,8 @@ void add_latency_noise(CLI::App *latency) {
   cmd->add_option("--tolerance", f->tolerance_us,
                   "A gap between two clock reads longer than US microseconds is noise (default 5)");
   cmd->add_option("--cpus", f->cpus, "CPUs to measure, as a list like 0,2-3 (default: every online CPU)");
-  cmd->add_option("-d,--duration", f->duration, "Run for DURATION (10s, 500ms, 2m; default 10s; 0: until Ctrl-C)");
+  cmd->add_option("-d,--duration", f->duration,
+                  "Run for DURATION (10s, 500ms, 2m; default 10s; 0: until Ctrl-C)");
   cmd->add_flag("--json", f->json, "The summary as one JSON object");
   cmd->footer(
       "ktrack.ko runs, on each CPU, a kernel thread (SCHED_OTHER, preemptible) that for --runtime\n"

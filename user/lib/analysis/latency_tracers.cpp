@@ -31,8 +31,8 @@ double us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 void json_dist(fmt::memory_buffer &buf, const Distribution &ns, const Distribution &us_dist) {
   fmt::format_to(std::back_inserter(buf),
-                 "{{\"count\":{},\"min_us\":{:.3f},\"avg_us\":{:.3f},\"max_us\":{:.3f},\"buckets\":", ns.count(),
-                 ns.count() ? us(static_cast<uint64_t>(ns.min())) : 0.0, ns.avg() / 1000.0,
+                 "{{\"count\":{},\"min_us\":{:.3f},\"avg_us\":{:.3f},\"max_us\":{:.3f},\"buckets\":",
+                 ns.count(), ns.count() ? us(static_cast<uint64_t>(ns.min())) : 0.0, ns.avg() / 1000.0,
                  ns.count() ? us(static_cast<uint64_t>(ns.max())) : 0.0);
   json_log2_buckets(buf, us_dist);
   buf.push_back('}');
@@ -41,7 +41,8 @@ void json_dist(fmt::memory_buffer &buf, const Distribution &ns, const Distributi
 std::string dist_line(const Distribution &d) {
   if (!d.count()) return "count 0";
   return fmt::format("count {}, min {:.1f} us, avg {:.1f} us, max {:.1f} us", d.count(),
-                     us(static_cast<uint64_t>(d.min())), d.avg() / 1000.0, us(static_cast<uint64_t>(d.max())));
+                     us(static_cast<uint64_t>(d.min())), d.avg() / 1000.0,
+                     us(static_cast<uint64_t>(d.max())));
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ std::vector<std::string> latency_timer_specs(uint64_t threshold_ns) {
   const std::string fields = " ktrack/ktrack_timerlat seq=$seq latency_ns=$latency_ns context=$context";
   std::vector<std::string> v{"e:" + std::string(kTimer) + fields};
   if (threshold_ns)
-    v.push_back("e:" + std::string(kTimerOver) + fields + fmt::format(" if latency_ns > {} => stack:1", threshold_ns));
+    v.push_back("e:" + std::string(kTimerOver) + fields +
+                fmt::format(" if latency_ns > {} => stack:1", threshold_ns));
   return v;
 }
 
@@ -99,8 +101,9 @@ bool LatencyTimer::add(const TimerlatRecord &r) {
 
 std::string LatencyTimer::stopped_line() const {
   if (!over_) return {};
-  return fmt::format("stopped: {} latency {} us > threshold {} us on cpu {}", over_->thread ? "thread" : "irq",
-                     over_->latency_ns / 1000, opt_.threshold_ns / 1000, over_->cpu);
+  return fmt::format("stopped: {} latency {} us > threshold {} us on cpu {}",
+                     over_->thread ? "thread" : "irq", over_->latency_ns / 1000, opt_.threshold_ns / 1000,
+                     over_->cpu);
 }
 
 void LatencyTimer::print(Out &out) const {
@@ -121,8 +124,9 @@ void LatencyTimer::print(Out &out) const {
     }
     buf.append(std::string_view("],\"stopped\":"));
     if (over_) {
-      fmt::format_to(app, "{{\"cpu\":{},\"context\":\"{}\",\"seq\":{},\"ts\":{},\"latency_us\":{:.3f},\"stack\":[",
-                     over_->cpu, over_->thread ? "thread" : "irq", over_->seq, over_->ts, us(over_->latency_ns));
+      fmt::format_to(
+          app, "{{\"cpu\":{},\"context\":\"{}\",\"seq\":{},\"ts\":{},\"latency_us\":{:.3f},\"stack\":[",
+          over_->cpu, over_->thread ? "thread" : "irq", over_->seq, over_->ts, us(over_->latency_ns));
       for (size_t i = 0; i < over_stack_.size(); ++i) {
         if (i) buf.push_back(',');
         json_escape(buf, over_stack_[i]);
@@ -143,7 +147,8 @@ void LatencyTimer::print(Out &out) const {
     out.print("  irq latency:    {}\n", dist_line(s.irq_ns));
     out.print("  thread latency: {}\n", dist_line(s.thread_ns));
     if (s.irq_us.count()) print_log2_bars(out, c, s.irq_us, fmt::format("cpu {} irq latency (us)", cpu));
-    if (s.thread_us.count()) print_log2_bars(out, c, s.thread_us, fmt::format("cpu {} thread latency (us)", cpu));
+    if (s.thread_us.count())
+      print_log2_bars(out, c, s.thread_us, fmt::format("cpu {} thread latency (us)", cpu));
     out.print("\n");
   }
   if (over_) {
@@ -160,9 +165,9 @@ void LatencyTimer::print(Out &out) const {
 
 namespace {
 // The ktrack_osnoise fields, in the event's order.
-constexpr const char *kNoiseFields[] = {"seq",        "runtime_ns",    "noise_ns",   "max_single_ns", "irq_count",
-                                        "irq_ns",     "softirq_count", "softirq_ns", "nmi_count",     "nmi_ns",
-                                        "thread_count", "thread_ns",   "hw_count",   "hw_ns"};
+constexpr const char *kNoiseFields[] = {
+    "seq",        "runtime_ns", "noise_ns", "max_single_ns", "irq_count", "irq_ns",   "softirq_count",
+    "softirq_ns", "nmi_count",  "nmi_ns",   "thread_count",  "thread_ns", "hw_count", "hw_ns"};
 }  // namespace
 
 std::vector<std::string> latency_noise_specs() {
@@ -217,44 +222,47 @@ void LatencyNoise::print(Out &out) const {
   if (opt_.json) {
     auto &buf = out.buf();
     auto app = std::back_inserter(buf);
-    fmt::format_to(app, "{{\"tracer\":\"osnoise\",\"period_us\":{},\"runtime_us\":{},\"tolerance_ns\":{},\"cpus\":[",
-                   opt_.period_ns / 1000, opt_.runtime_ns / 1000, opt_.tolerance_ns);
+    fmt::format_to(
+        app, "{{\"tracer\":\"osnoise\",\"period_us\":{},\"runtime_us\":{},\"tolerance_ns\":{},\"cpus\":[",
+        opt_.period_ns / 1000, opt_.runtime_ns / 1000, opt_.tolerance_ns);
     bool first = true;
     for (const auto &[cpu, cs] : cpus_) {
       const OsnoiseRecord &s = cs.sum;
-      fmt::format_to(app,
-                     "{}{{\"cpu\":{},\"periods\":{},\"runtime_us\":{:.3f},\"noise_us\":{:.3f},\"available_pct\":{:.4f},"
-                     "\"max_single_us\":{:.3f},\"irq\":{{\"count\":{},\"us\":{:.3f}}},\"softirq\":{{\"count\":{},"
-                     "\"us\":{:.3f}}},\"nmi\":{{\"count\":{},\"us\":{:.3f}}},\"thread\":{{\"count\":{},\"us\":{:.3f}}},"
-                     "\"hw\":{{\"count\":{},\"us\":{:.3f}}}}}",
-                     first ? "" : ",", cpu, cs.periods, us(s.runtime_ns), us(s.noise_ns), available_pct(s),
-                     us(s.max_single_ns), s.irq_count, us(s.irq_ns), s.softirq_count, us(s.softirq_ns), s.nmi_count,
-                     us(s.nmi_ns), s.thread_count, us(s.thread_ns), s.hw_count, us(s.hw_ns));
+      fmt::format_to(
+          app,
+          "{}{{\"cpu\":{},\"periods\":{},\"runtime_us\":{:.3f},\"noise_us\":{:.3f},\"available_pct\":{:.4f},"
+          "\"max_single_us\":{:.3f},\"irq\":{{\"count\":{},\"us\":{:.3f}}},\"softirq\":{{\"count\":{},"
+          "\"us\":{:.3f}}},\"nmi\":{{\"count\":{},\"us\":{:.3f}}},\"thread\":{{\"count\":{},\"us\":{:.3f}}},"
+          "\"hw\":{{\"count\":{},\"us\":{:.3f}}}}}",
+          first ? "" : ",", cpu, cs.periods, us(s.runtime_ns), us(s.noise_ns), available_pct(s),
+          us(s.max_single_ns), s.irq_count, us(s.irq_ns), s.softirq_count, us(s.softirq_ns), s.nmi_count,
+          us(s.nmi_ns), s.thread_count, us(s.thread_ns), s.hw_count, us(s.hw_ns));
       first = false;
     }
     buf.append(std::string_view("]}\n"));
     out.flush();
     return;
   }
-  out.print("# tracer: osnoise (runtime {} us of each {} us period, tolerance {} ns)\n", opt_.runtime_ns / 1000,
-            opt_.period_ns / 1000, opt_.tolerance_ns);
+  out.print("# tracer: osnoise (runtime {} us of each {} us period, tolerance {} ns)\n",
+            opt_.runtime_ns / 1000, opt_.period_ns / 1000, opt_.tolerance_ns);
   if (cpus_.empty()) {
     out.print("no noise samples: no period ended on the traced CPUs\n");
     out.flush();
     return;
   }
   out.print("{}{:>4} {:>8} {:>13} {:>13} {:>9} {:>12}  {:>17} {:>17} {:>17} {:>17} {:>17}{}\n", c.bold, "cpu",
-            "periods", "runtime(us)", "noise(us)", "%avail", "max(us)", "irq n/us", "softirq n/us", "nmi n/us",
-            "thread n/us", "hw n/us", c.reset);
+            "periods", "runtime(us)", "noise(us)", "%avail", "max(us)", "irq n/us", "softirq n/us",
+            "nmi n/us", "thread n/us", "hw n/us", c.reset);
   auto pair = [](uint64_t n, uint64_t ns) { return fmt::format("{}/{:.0f}", n, us(ns)); };
   for (const auto &[cpu, cs] : cpus_) {
     const OsnoiseRecord &s = cs.sum;
-    out.print("{:>4} {:>8} {:>13.0f} {:>13.0f} {:>8.3f}% {:>12.1f}  {:>17} {:>17} {:>17} {:>17} {:>17}\n", cpu,
-              cs.periods, us(s.runtime_ns), us(s.noise_ns), available_pct(s), us(s.max_single_ns),
+    out.print("{:>4} {:>8} {:>13.0f} {:>13.0f} {:>8.3f}% {:>12.1f}  {:>17} {:>17} {:>17} {:>17} {:>17}\n",
+              cpu, cs.periods, us(s.runtime_ns), us(s.noise_ns), available_pct(s), us(s.max_single_ns),
               pair(s.irq_count, s.irq_ns), pair(s.softirq_count, s.softirq_ns), pair(s.nmi_count, s.nmi_ns),
               pair(s.thread_count, s.thread_ns), pair(s.hw_count, s.hw_ns));
   }
-  out.print("hw: gaps with no IRQ, softirq, NMI or thread seen (IRQs disabled, IPIs, SMIs, the hypervisor)\n");
+  out.print(
+      "hw: gaps with no IRQ, softirq, NMI or thread seen (IRQs disabled, IPIs, SMIs, the hypervisor)\n");
   out.flush();
 }
 

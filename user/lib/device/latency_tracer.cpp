@@ -21,7 +21,8 @@ uint32_t cpu_number(const std::string &text, std::string_view s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size())
     throw UsageError(fmt::format("--cpus '{}': '{}' is not a CPU number (a list like 0,2-3)", text, s));
-  if (v >= kMaxCpus) throw UsageError(fmt::format("--cpus '{}': CPU {} is beyond the {} supported", text, v, kMaxCpus));
+  if (v >= kMaxCpus)
+    throw UsageError(fmt::format("--cpus '{}': CPU {} is beyond the {} supported", text, v, kMaxCpus));
   return v;
 }
 
@@ -63,7 +64,8 @@ LatencyTracer::LatencyTracer(const LatencyRequest &r) : s_(Session::open_anonymo
   const char *what = r.kind == KTRACK_LATENCY_TIMER ? "timer" : "noise";
   if (!(s_.device().version().features & KTRACK_FEAT_LATENCY))
     throw Error(
-        "the loaded ktrack.ko has no latency tracers: unload it and run 'ktrackctl load' to load the module that "
+        "the loaded ktrack.ko has no latency tracers: unload it and run 'ktrackctl load' to load the module "
+        "that "
         "matches this ktrackctl");
   ktrack_latency_req req = latency_req(r);
   if (ioctl(s_.fd(), KTRACK_IOC_LATENCY_START, &req) == 0) {
@@ -73,27 +75,32 @@ LatencyTracer::LatencyTracer(const LatencyRequest &r) : s_(Session::open_anonymo
   int err = errno;
   switch (err) {
     case EBUSY:
-      throw Error(fmt::format(
-          "the latency {} tracer is already running (another 'ktrackctl latency {}'): one at a time, stop that one "
-          "first",
-          what, what));
+      throw Error(
+          fmt::format("the latency {} tracer is already running (another 'ktrackctl latency {}'): one at a "
+                      "time, stop that one "
+                      "first",
+                      what, what));
     case EINVAL:
-      throw Error(fmt::format(
-          "the kernel refused the latency {} tracer's settings: a CPU of --cpus is offline or does not exist, or "
-          "the period is outside 100 us..1 s (runtime at most the period, tolerance below it)",
-          what));
+      throw Error(
+          fmt::format("the kernel refused the latency {} tracer's settings: a CPU of --cpus is offline or "
+                      "does not exist, or "
+                      "the period is outside 100 us..1 s (runtime at most the period, tolerance below it)",
+                      what));
     case EPERM:
-      throw Error(fmt::format("the latency {} tracer needs CAP_PERFMON or CAP_SYS_ADMIN: run it as root", what));
+      throw Error(
+          fmt::format("the latency {} tracer needs CAP_PERFMON or CAP_SYS_ADMIN: run it as root", what));
     case ENOENT:
-      throw Error(fmt::format(
-          "the latency {} tracer needs the tracepoints irq_handler_entry/exit, softirq_entry/exit and sched_switch, "
-          "which this kernel lacks (see the kernel log)",
-          what));
+      throw Error(
+          fmt::format("the latency {} tracer needs the tracepoints irq_handler_entry/exit, "
+                      "softirq_entry/exit and sched_switch, "
+                      "which this kernel lacks (see the kernel log)",
+                      what));
     case ENOMEM:
       throw Error(fmt::format("no kernel memory for the latency {} tracer's threads", what));
     case ENOTTY:
       throw Error(
-          "the loaded ktrack.ko has no latency tracers: unload it and run 'ktrackctl load' to load the module that "
+          "the loaded ktrack.ko has no latency tracers: unload it and run 'ktrackctl load' to load the "
+          "module that "
           "matches this ktrackctl");
     default:
       throw SysError(fmt::format("start the latency {} tracer", what), err);
