@@ -113,7 +113,8 @@ TEST(LatencyTracers, TimerPerCpuAndContext) {
   EXPECT_EQ(lat.cpus().at(1).thread_ns.count(), 0u);
   std::string text = printed(lat);
   EXPECT_NE(text.find("# tracer: timerlat (period 1000 us)"), std::string::npos) << text;
-  EXPECT_NE(text.find("  irq latency:    count 2, min 2.0 us, avg 3.0 us, max 4.0 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("  irq latency:    count 2, min 2.0 us, avg 3.0 us, max 4.0 us"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("@cpu 0 thread latency (us):"), std::string::npos) << text;
   EXPECT_NE(text.find("  thread latency: count 0"), std::string::npos) << text;
   EXPECT_TRUE(lat.stopped_line().empty());
@@ -204,7 +205,8 @@ TEST(LatencyTracers, NoiseSumsPerCpu) {
   ka::LatencyNoise nj(o);
   nj.add(r);
   std::string js = printed(nj);
-  EXPECT_NE(js.find("\"cpu\":1,\"periods\":1,\"runtime_us\":100000.000,\"noise_us\":10000.000,\"available_pct\":90.0000"),
+  EXPECT_NE(js.find("\"cpu\":1,\"periods\":1,\"runtime_us\":100000.000,\"noise_us\":10000.000,\"available_"
+                    "pct\":90.0000"),
             std::string::npos)
       << js;
   EXPECT_NE(js.find("\"thread\":{\"count\":2,\"us\":9000.000}"), std::string::npos) << js;

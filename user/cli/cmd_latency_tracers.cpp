@@ -112,6 +112,13 @@ void run_timer(const TimerFlags &f) {
           syms.load(ktrack::read_kallsyms());
           std::vector<std::string> frames;
           for (uint64_t ip : ips) frames.push_back(frame_text(syms, ip));
+          // From the tracer's code on: the frames above it are the trace
+          // event's and perf's, which recorded the stack.
+          for (size_t i = frames.size(); i-- > 0;)
+            if (frames[i].starts_with("perf_trace_ktrack_timerlat+")) {
+              frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+              break;
+            }
           lat.set_over_stack(std::move(frames));
           have_stack = true;
           return;
