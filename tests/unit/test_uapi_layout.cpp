@@ -298,6 +298,19 @@ constexpr Pinned kLayout[] = {
     {"ktrack_snapshot.records", offsetof(struct ktrack_snapshot, records), 56},
     {"ktrack_snapshot.flags", offsetof(struct ktrack_snapshot, flags), 64},
     {"ktrack_snapshot.__pad", offsetof(struct ktrack_snapshot, __pad), 68},
+    {"KTRACK_FEAT_LATENCY", KTRACK_FEAT_LATENCY, 1ULL << 25},
+    {"KTRACK_LATENCY_TIMER", KTRACK_LATENCY_TIMER, 1},
+    {"KTRACK_LATENCY_NOISE", KTRACK_LATENCY_NOISE, 2},
+    {"sizeof ktrack_latency_req", sizeof(struct ktrack_latency_req), 80},
+    {"ktrack_latency_req.size", offsetof(struct ktrack_latency_req, size), 0},
+    {"ktrack_latency_req.kind", offsetof(struct ktrack_latency_req, kind), 4},
+    {"ktrack_latency_req.period_ns", offsetof(struct ktrack_latency_req, period_ns), 8},
+    {"ktrack_latency_req.runtime_ns", offsetof(struct ktrack_latency_req, runtime_ns), 16},
+    {"ktrack_latency_req.tolerance_ns", offsetof(struct ktrack_latency_req, tolerance_ns), 24},
+    {"ktrack_latency_req.cpus", offsetof(struct ktrack_latency_req, cpus), 32},
+    {"ktrack_latency_req.reserved", offsetof(struct ktrack_latency_req, reserved), 64},
+    {"KTRACK_IOC_LATENCY_START", KTRACK_IOC_LATENCY_START, 0x4050D650},
+    {"KTRACK_IOC_LATENCY_STOP", KTRACK_IOC_LATENCY_STOP, 0xD651},
     {"KTRACK_IOC_SNAPSHOT_GET", KTRACK_IOC_SNAPSHOT_GET, 0xC048D60B},
     {"sizeof ktrack_obj_watch", sizeof(struct ktrack_obj_watch), 8},
     {"ktrack_obj_watch.offset", offsetof(struct ktrack_obj_watch, offset), 0},
@@ -399,7 +412,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 365u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 378u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

@@ -40,6 +40,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_GRAPH_SCOPE, "graph-scope"},
       {KTRACK_FEAT_UPROBE, "uprobe"},
       {KTRACK_FEAT_PID_TREE, "pid-tree"},
+      {KTRACK_FEAT_LATENCY, "latency"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {
