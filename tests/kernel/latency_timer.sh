@@ -196,6 +196,14 @@ if wait_line "$T/hold.out" '^started'; then
 	fi
 	req_case "a second START while one runs" "errno EBUSY" 1 1000000 0 0 0 0
 	expect_fail "ktrackctl latency timer while one runs: says so" 2 'already running' "$K" latency timer -d 1s
+	# The tracer's file holds the module: it cannot go with a tracer
+	# running (module exit stops any left all the same).
+	if ! rmmod ktrack 2>/dev/null && grep -q '^ktrack ' /proc/modules; then
+		ok "rmmod ktrack while a tracer's file is open: refused, the module stays"
+	else
+		notok "rmmod ktrack while a tracer's file is open went through"
+		"$K" load >/dev/null
+	fi
 	kill -KILL $bg
 	wait $bg 2>/dev/null
 	bg=
@@ -205,6 +213,11 @@ if wait_line "$T/hold.out" '^started'; then
 		notok "ktrack_tlat threads after the close: $nt"
 	fi
 	req_case "START after the holder's close" "ok" 1 1000000 0 0 0 0
+	if "$K" unload >/dev/null 2>&1 && ! grep -q '^ktrack ' /proc/modules; then
+		ok "then ktrack unloads (no tracer, thread or handler left holding it)"
+	else
+		notok "ktrackctl unload after the tracers" "$(grep '^ktrack ' /proc/modules)"
+	fi
 else
 	notok "hold a timer tracer" "$(cat "$T/hold.out")"
 fi
