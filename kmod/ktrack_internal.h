@@ -4,7 +4,8 @@
  *   transport (session*.c, ring*.c, ktrack_main.c): sessions and rings;
  *   probes (probe*.c): ioctl numbers 0x20..0x2f;
  *   object tracker (objtrace*.c): ioctl numbers 0x30..0x3f;
- *   stack tracer (stack_tracer.c): ioctl numbers 0x40..0x4f.
+ *   stack tracer (stack_tracer.c): ioctl numbers 0x40..0x4f;
+ *   latency tracers (latency*.c): ioctl numbers 0x50..0x57.
  * Each part implements its hooks; the transport calls them.
  */
 #ifndef _KTRACK_INTERNAL_H
@@ -163,5 +164,15 @@ bool ktrack_stack_cmd_known(unsigned int cmd);
 /* Stops the tracer if 's' owns it; may sleep.  Called on teardown. */
 void ktrack_stack_session_release(struct ktrack_session *s);
 void ktrack_stack_exit(void);
+
+/*
+ * Hooks implemented by the latency tracers (latency.c).  They belong to the
+ * file that started them (no session needed); released with it.  May sleep.
+ */
+struct ktrack_file;
+long ktrack_latency_ioctl(struct ktrack_file *f, unsigned int cmd, void __user *arg);
+bool ktrack_latency_cmd_known(unsigned int cmd);
+void ktrack_latency_file_release(struct ktrack_file *f);
+void ktrack_latency_exit(void);
 
 #endif /* _KTRACK_INTERNAL_H */

@@ -55,6 +55,7 @@ static int ktrack_release(struct inode *inode, struct file *file)
 	struct ktrack_file *f = file->private_data;
 
 	ktrack_uevent_file_release(f);
+	ktrack_latency_file_release(f);
 	ktrack_session_del_file(f->s, f);
 	ktrack_session_file_release(f->s);
 	kfree(f);
@@ -221,7 +222,7 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
 		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | KTRACK_FEAT_PROFILE | KTRACK_FEAT_STACK_TRACER |
 		     KTRACK_FEAT_DUMP_ON_OOPS | KTRACK_FEAT_SNAPSHOT | KTRACK_FEAT_GRAPH_SCOPE |
-		     KTRACK_FEAT_PID_TREE |
+		     KTRACK_FEAT_PID_TREE | KTRACK_FEAT_LATENCY |
 		     ktrack_probe_features() |
 		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
@@ -330,6 +331,7 @@ static void __exit ktrack_exit(void)
 {
 	misc_deregister(&ktrack_miscdev);
 	ktrack_stack_exit();
+	ktrack_latency_exit();
 	ktrack_crash_dump_exit();
 	ktrack_module_events_exit();
 	ktrack_objtrace_exit();

@@ -137,6 +137,8 @@ extern const struct kt_probe_ops kt_kprobe_funcs_ops;
 extern const struct kt_probe_ops kt_fprobe_ops;
 /* probe_tp.c: t, and the table of module tracepoints (under kt_probe_lock) */
 extern const struct kt_probe_ops kt_tp_ops;
+/* probe_tp.c: a tracepoint of vmlinux by name, or NULL (latency_noise.c too) */
+struct tracepoint *kt_tp_find_kernel(const char *name);
 int kt_tp_init(void);
 void kt_tp_exit(void);
 /* probe_event.c: e */

@@ -84,23 +84,32 @@ static struct tracepoint *kt_tp_in_module(struct module *mod, const char *name)
  */
 static struct tracepoint *kt_tp_lookup(struct kt_probe *p)
 {
-	struct kt_tp_find f = { .name = p->symbol };
+	struct tracepoint *tp;
 	struct kt_tp_mod *m;
 
 	lockdep_assert_held(&kt_probe_lock);
 	if (!p->module[0]) {
-		for_each_kernel_tracepoint(kt_tp_match, &f);
-		if (f.tp)
-			return f.tp;
+		tp = kt_tp_find_kernel(p->symbol);
+		if (tp)
+			return tp;
 	}
 	list_for_each_entry(m, &kt_tp_mods, node) {
 		if (p->module[0] && strcmp(p->module, m->mod->name))
 			continue;
-		f.tp = kt_tp_in_module(m->mod, p->symbol);
-		if (f.tp)
-			return f.tp;
+		tp = kt_tp_in_module(m->mod, p->symbol);
+		if (tp)
+			return tp;
 	}
 	return NULL;
+}
+
+/* A tracepoint of vmlinux by name, or NULL (also the latency tracers'). */
+struct tracepoint *kt_tp_find_kernel(const char *name)
+{
+	struct kt_tp_find f = { .name = name };
+
+	for_each_kernel_tracepoint(kt_tp_match, &f);
+	return f.tp;
 }
 
 static int kt_tp_arm(struct kt_probe *p)

@@ -192,6 +192,9 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 	case KTRACK_IOC_FLUSH:
 		break;
 	default:
+		/* the latency tracers belong to the file, not to its session */
+		if (ktrack_latency_cmd_known(cmd))
+			return ktrack_latency_ioctl(f, cmd, arg);
 		break;
 	}
 	mutex_lock(&s->lock);

@@ -36,7 +36,8 @@
 #define KTRACK_FEAT_GRAPH_SCOPE	(1ULL << 22)	/* KTRACK_PROBE_F_GRAPH_*, desc.graph_depth */
 #define KTRACK_FEAT_UPROBE	(1ULL << 23)	/* KTRACK_PROBE_UPROBE, _URETPROBE */
 #define KTRACK_FEAT_PID_TREE	(1ULL << 24)	/* KTRACK_CFG_F_PID_TREE */
-/* (bits 25 and 26: the latency tracers) */
+#define KTRACK_FEAT_LATENCY	(1ULL << 25)	/* KTRACK_IOC_LATENCY_* */
+/* (bit 26: reserved) */
 #define KTRACK_FEAT_USER_EVENT	(1ULL << 27)	/* KTRACK_IOC_UEVENT_*, KTRACK_PROBE_UEVENT */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
@@ -830,6 +831,35 @@ struct ktrack_stack_max {
 #define KTRACK_IOC_STACK_START	_IOW(KTRACK_IOC_MAGIC, 0x40, struct ktrack_stack_start)
 #define KTRACK_IOC_STACK_STOP	_IO(KTRACK_IOC_MAGIC, 0x41)
 #define KTRACK_IOC_STACK_GET	_IOWR(KTRACK_IOC_MAGIC, 0x42, struct ktrack_stack_max)
+
+/*
+ * ---- Latency tracers: ioctl numbers 0x50..0x57 (KTRACK_FEAT_LATENCY) ----
+ * In-kernel workloads whose measurements are trace events of the ktrack
+ * system (ktrack/ktrack_timerlat, ktrack/ktrack_osnoise), recorded like any
+ * other with e probes.  One tracer of each kind for the module: the file
+ * that STARTs it owns it until STOP (all its tracers) or its close.
+ *   TIMER: per CPU an hrtimer every period_ns and a SCHED_FIFO thread
+ *     woken by it (timerlat); runtime_ns and tolerance_ns 0.
+ *   NOISE: per CPU a thread that spins runtime_ns of every period_ns
+ *     reading the clock; a gap over tolerance_ns is noise (osnoise).
+ * period_ns 100 us..1 s; runtime_ns <= period_ns; cpus: bit N = CPU N,
+ * every bit an online CPU, all 0 = every online CPU.
+ */
+#define KTRACK_LATENCY_TIMER	1
+#define KTRACK_LATENCY_NOISE	2
+#define KTRACK_LATENCY_PERIOD_MIN	100000ULL	/* 100 us */
+#define KTRACK_LATENCY_PERIOD_MAX	1000000000ULL	/* 1 s */
+struct ktrack_latency_req {
+	__u32 size;		/* sizeof(struct ktrack_latency_req) */
+	__u32 kind;		/* KTRACK_LATENCY_* */
+	__u64 period_ns;
+	__u64 runtime_ns;	/* NOISE: 1..period_ns; TIMER: 0 */
+	__u64 tolerance_ns;	/* NOISE: gaps up to it are no noise; TIMER: 0 */
+	__u64 cpus[4];		/* bitmap of CPUs 0..255; all 0 = every online CPU */
+	__u64 reserved[2];	/* 0 */
+};
+#define KTRACK_IOC_LATENCY_START _IOW(KTRACK_IOC_MAGIC, 0x50, struct ktrack_latency_req)
+#define KTRACK_IOC_LATENCY_STOP	_IO(KTRACK_IOC_MAGIC, 0x51)
 
 /*
  * ---- User events: ioctl numbers 0x58..0x5f (KTRACK_FEAT_USER_EVENT) ----

@@ -298,6 +298,38 @@ constexpr Pinned kLayout[] = {
     {"ktrack_snapshot.records", offsetof(struct ktrack_snapshot, records), 56},
     {"ktrack_snapshot.flags", offsetof(struct ktrack_snapshot, flags), 64},
     {"ktrack_snapshot.__pad", offsetof(struct ktrack_snapshot, __pad), 68},
+    {"KTRACK_FEAT_LATENCY", KTRACK_FEAT_LATENCY, 1ULL << 25},
+    {"KTRACK_LATENCY_TIMER", KTRACK_LATENCY_TIMER, 1},
+    {"KTRACK_LATENCY_NOISE", KTRACK_LATENCY_NOISE, 2},
+    {"sizeof ktrack_latency_req", sizeof(struct ktrack_latency_req), 80},
+    {"ktrack_latency_req.size", offsetof(struct ktrack_latency_req, size), 0},
+    {"ktrack_latency_req.kind", offsetof(struct ktrack_latency_req, kind), 4},
+    {"ktrack_latency_req.period_ns", offsetof(struct ktrack_latency_req, period_ns), 8},
+    {"ktrack_latency_req.runtime_ns", offsetof(struct ktrack_latency_req, runtime_ns), 16},
+    {"ktrack_latency_req.tolerance_ns", offsetof(struct ktrack_latency_req, tolerance_ns), 24},
+    {"ktrack_latency_req.cpus", offsetof(struct ktrack_latency_req, cpus), 32},
+    {"ktrack_latency_req.reserved", offsetof(struct ktrack_latency_req, reserved), 64},
+    {"sizeof ktrack_uevent_reg", sizeof(struct ktrack_uevent_reg), 24},
+    {"ktrack_uevent_reg.size", offsetof(struct ktrack_uevent_reg, size), 0},
+    {"ktrack_uevent_reg.flags", offsetof(struct ktrack_uevent_reg, flags), 4},
+    {"ktrack_uevent_reg.format_ptr", offsetof(struct ktrack_uevent_reg, format_ptr), 8},
+    {"ktrack_uevent_reg.id", offsetof(struct ktrack_uevent_reg, id), 16},
+    {"ktrack_uevent_reg.fixed_size", offsetof(struct ktrack_uevent_reg, fixed_size), 20},
+    {"sizeof ktrack_uevent_unreg", sizeof(struct ktrack_uevent_unreg), 8},
+    {"ktrack_uevent_unreg.size", offsetof(struct ktrack_uevent_unreg, size), 0},
+    {"ktrack_uevent_unreg.id", offsetof(struct ktrack_uevent_unreg, id), 4},
+    {"sizeof ktrack_uevent_query", sizeof(struct ktrack_uevent_query), 88},
+    {"ktrack_uevent_query.size", offsetof(struct ktrack_uevent_query, size), 0},
+    {"ktrack_uevent_query.id", offsetof(struct ktrack_uevent_query, id), 4},
+    {"ktrack_uevent_query.name", offsetof(struct ktrack_uevent_query, name), 8},
+    {"ktrack_uevent_query.format_ptr", offsetof(struct ktrack_uevent_query, format_ptr), 72},
+    {"ktrack_uevent_query.format_len", offsetof(struct ktrack_uevent_query, format_len), 80},
+    {"ktrack_uevent_query.enabled", offsetof(struct ktrack_uevent_query, enabled), 84},
+    {"KTRACK_IOC_LATENCY_START", KTRACK_IOC_LATENCY_START, 0x4050D650},
+    {"KTRACK_IOC_LATENCY_STOP", KTRACK_IOC_LATENCY_STOP, 0xD651},
+    {"KTRACK_IOC_UEVENT_REG", KTRACK_IOC_UEVENT_REG, 0xC018D658},
+    {"KTRACK_IOC_UEVENT_UNREG", KTRACK_IOC_UEVENT_UNREG, 0x4008D659},
+    {"KTRACK_IOC_UEVENT_QUERY", KTRACK_IOC_UEVENT_QUERY, 0xC058D65A},
     {"KTRACK_IOC_SNAPSHOT_GET", KTRACK_IOC_SNAPSHOT_GET, 0xC048D60B},
     {"sizeof ktrack_obj_watch", sizeof(struct ktrack_obj_watch), 8},
     {"ktrack_obj_watch.offset", offsetof(struct ktrack_obj_watch, offset), 0},
@@ -399,7 +431,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 365u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 397u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

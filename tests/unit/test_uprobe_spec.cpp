@@ -205,7 +205,7 @@ TEST(UprobeSpec, ErrorsHaveTheirCarets) {
   expect_error("u /bin/foo:fn => stack", 17, "kernel stacks of a user probe say nothing");
   expect_error("ur:x /bin/foo:fn => stop stack:2", 25, "kernel stacks of a user probe say nothing");
   expect_error("ux /bin/foo:fn", 1, "expected ':NAME'");
-  expect_error("z /bin/foo:fn", 0, "u (uprobe) or ur (uretprobe)");
+  expect_error("z /bin/foo:fn", 0, "u (uprobe), ur (uretprobe) or U (user event)");
 }
 
 TEST(UprobeElf, SymbolsBecomeFileOffsets) {

@@ -12,6 +12,7 @@
 #include "analysis/latency_wakeup.hpp"
 #include "analysis/output.hpp"
 #include "capture_options.hpp"
+#include "cmd_latency_tracers.hpp"
 #include "command.hpp"
 #include "device/capture.hpp"
 #include "device/recorder.hpp"
@@ -131,7 +132,9 @@ void run_live(const WakeupFlags &f, ka::LatencyWakeup &lat, bool live_lines) {
 
 const Command latency_cmd(57, [](CLI::App &app) {
   auto *latency =
-      app.add_subcommand("latency", "Latency tracers: wake-up latency (ftrace's wakeup, wakeup_rt)");
+      app.add_subcommand("latency",
+                         "Latency tracers: wake-up latency (wakeup, wakeup_rt), timer latency (timerlat), "
+                         "OS noise (osnoise)");
   latency->require_subcommand(1);
   auto f = std::make_shared<WakeupFlags>();
   auto *cmd = latency->add_subcommand(
@@ -166,6 +169,8 @@ const Command latency_cmd(57, [](CLI::App &app) {
       "  sudo ktrackctl latency wakeup -d 10s\n"
       "  sudo ktrackctl latency wakeup --rt --threshold 100 -- ./rt-app\n"
       "  sudo ktrackctl latency wakeup -C 0 --json -d 5s -o wake.ktr; ktrackctl latency wakeup wake.ktr");
+  add_latency_timer(latency);
+  add_latency_noise(latency);
   cmd->callback([f] {
     ka::LatencyWakeupOptions o;
     o.rt = f->rt;

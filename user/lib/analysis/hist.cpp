@@ -306,6 +306,22 @@ void print_log2_bars(Out &out, const Colors &c, const Distribution &d, std::stri
   for (size_t i = first; i < last; ++i) bar_line(out, c, rows[i].first, rows[i].second, most);
 }
 
+void json_log2_buckets(fmt::memory_buffer &buf, const Distribution &d) {
+  uint64_t neg;
+  auto lb = d.log2_buckets(neg);
+  auto app = std::back_inserter(buf);
+  buf.push_back('[');
+  bool first = true;
+  for (size_t i = 0; i < lb.size(); ++i) {
+    if (!lb[i]) continue;
+    uint64_t low = i == 0 ? 0 : 1ULL << (i - 1), high = i == 0 ? 1 : 1ULL << i;
+    fmt::format_to(app, "{}{{\"low_us\":{},\"high_us\":{},\"count\":{}}}", first ? "" : ",", low, high,
+                   lb[i]);
+    first = false;
+  }
+  buf.push_back(']');
+}
+
 std::vector<HistGroup> Hist::groups() const {
   // Merge groups whose labels coincide (a function probed at two offsets).
   std::map<std::string, HistGroup> merged;

@@ -49,6 +49,9 @@ class Distribution {
 // |@@@@  |"), from the first to the last non-empty bucket, under a line
 // "@TITLE:".
 void print_log2_bars(Out &out, const Colors &c, const Distribution &d, std::string_view title);
+// The same buckets as JSON: [{"low_us":L,"high_us":H,"count":N},...] (the
+// non-empty ones; "_us" as the latency tools' distributions are in us).
+void json_log2_buckets(fmt::memory_buffer &buf, const Distribution &d);
 
 struct HistOptions {
   std::string value = "$duration";  // field name

@@ -208,20 +208,11 @@ void LatencyWakeup::print(Out &out) const {
       json_escape(buf, t->comm);
       fmt::format_to(app,
                      ",\"prio\":{},\"count\":{},\"min_us\":{:.3f},\"avg_us\":{:.3f},\"max_us\":{:.3f},"
-                     "\"buckets\":[",
+                     "\"buckets\":",
                      t->prio, t->ns.count(), static_cast<double>(t->ns.min()) / 1000.0, t->ns.avg() / 1000.0,
                      static_cast<double>(t->ns.max()) / 1000.0);
-      uint64_t neg;
-      auto lb = t->us.log2_buckets(neg);
-      bool fb = true;
-      for (size_t i = 0; i < lb.size(); ++i) {
-        if (!lb[i]) continue;
-        uint64_t low = i == 0 ? 0 : 1ULL << (i - 1), high = i == 0 ? 1 : 1ULL << i;
-        fmt::format_to(app, "{}{{\"low_us\":{},\"high_us\":{},\"count\":{}}}", fb ? "" : ",", low, high,
-                       lb[i]);
-        fb = false;
-      }
-      buf.append(std::string_view("]}"));
+      json_log2_buckets(buf, t->us);
+      buf.push_back('}');
       first = false;
     }
     buf.append(std::string_view("],\"max\":"));

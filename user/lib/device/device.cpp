@@ -41,6 +41,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_UPROBE, "uprobe"},
       {KTRACK_FEAT_PID_TREE, "pid-tree"},
       {KTRACK_FEAT_USER_EVENT, "user-events"},
+      {KTRACK_FEAT_LATENCY, "latency"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {
