@@ -164,7 +164,9 @@ void Parser::parse_fetch(const std::string &s, size_t pos, FetchArg &a, int dept
   }
   if (c == '%') {
     if (s_.kind == ProbeKind::kTracepoint) err(pos, "tracepoint probes have no registers: use $argN");
-    if (s_.reads_fields()) err(pos, "e and U probes have no registers: use $FIELD");
+    if (s_.reads_fields())
+      err(pos,
+          fmt::format("{} probes have no registers: use $FIELD", s_.kind == ProbeKind::kEvent ? "e" : "U"));
     if (s_.kind == ProbeKind::kFuncs)
       err(pos, "f probes have no registers (fprobe saves only some): use $argN, $stackN or $retval");
     std::string r = s.substr(1);
