@@ -15,65 +15,12 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/tap.sh
 . "$here/lib/tap.sh"
-root=$(cd "$here/../.." && pwd)
-K=$root/build/user/bin/ktrackctl
-L=$root/build/tests/targets/latency_target
-KO=$root/build/modules/$(uname -r)/tests/kmod/ktrack_test_latency/ktrack_test_latency.ko
+# shellcheck source=lib/latency_tracer.sh
+. "$here/lib/latency_tracer.sh"
+lt_setup latency-noise
 IRQOFF=30
 COUNT=5
 SPIN=300
-T=$(mktemp -d "/tmp/latency-noise.XXXXXX")
-cleanup() {
-	[ -n "${bg:-}" ] && kill "$bg" 2>/dev/null
-	wait 2>/dev/null
-	grep -q '^ktrack_test_latency ' /proc/modules && rmmod ktrack_test_latency
-	"$K" unload >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-if ! "$K" load >/dev/null || [ ! -x "$L" ] || [ ! -f "$KO" ]; then
-	echo "1..1"
-	notok "load ktrack (and find $L, $KO: make kernel-tests modules)"
-	exit 1
-fi
-if [ "$(nproc)" -lt 2 ]; then
-	echo "1..1"
-	notok "the disturbances need CPU 1 (the VM has $(nproc) CPU)"
-	exit 1
-fi
-
-# check_json NAME FILE PYTHON-EXPR... : the summary 's' satisfies every
-# expression (cpu(N): CPU N's entry; inj: the injected time in us).
-check_json() {
-	local name=$1 file=$2
-	shift 2
-	local out
-	if out=$(python3 - "$file" "${inj:-0}" "$@" <<'EOF2' 2>&1
-import json, sys
-s = json.load(open(sys.argv[1]))
-inj = int(sys.argv[2])
-def cpu(n):
-    for c in s["cpus"]:
-        if c["cpu"] == n:
-            return c
-    return None
-bad = [e for e in sys.argv[3:] if not eval(e)]
-if bad:
-    print("failed:", bad)
-    print(json.dumps(s)[:1500])
-    sys.exit(1)
-EOF2
-	); then ok "$name"; else notok "$name" "$out"; fi
-}
-
-wait_done() {
-	local i
-	for i in $(seq 600); do
-		[ "$(cat /sys/module/ktrack_test_latency/parameters/done 2>/dev/null)" = "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # ---- undisturbed, as a new user runs it ------------------------------------
 "$K" latency noise --runtime 100 -d 2s --json >"$T/a.json" 2>"$T/a.err"

@@ -21,26 +21,6 @@ pt_setup probe-uprobe
 TGT=$root/build/tests/targets/uprobe_target
 TR=/sys/kernel/tracing
 
-# same NAME EXPECTED ACTUAL
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else notok "$1" "$(printf 'want:\n%s\ngot:\n%s' "$2" "$3")"; fi
-}
-# fields FILE PROBE KEY...: "v1 v2 ..." per record of PROBE, in order
-fields() {
-	local f=$1 p=$2
-	shift 2
-	"$K" report --json "$f" | python3 -c '
-import json, sys
-p, keys = sys.argv[1], sys.argv[2:]
-for l in sys.stdin:
-    e = json.loads(l)
-    if e.get("event") != p:
-        continue
-    f = e.get("fields", {})
-    print(" ".join(str(f.get(k)) for k in keys))
-' "$p" "$@"
-}
-
 # ---- entry: every call, its arguments, a user string ----------------------
 "$K" record -o "$T/a.ktr" "u:tf $TGT:kt_target_fn i=\$arg1:s64 s=+0(\$arg2):string" \
 	"ur:tr $TGT:kt_target_fn r=\$retval:s64 i=\$arg1:s64" -- "$TGT" 1000 >"$T/a.out" 2>&1

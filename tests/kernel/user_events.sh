@@ -20,26 +20,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 pt_setup user-events
 S=$root/build/user/bin/user_event_sample
 
-# same NAME EXPECTED ACTUAL
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else notok "$1" "$(printf 'want:\n%s\ngot:\n%s' "$2" "$3")"; fi
-}
-# fields FILE PROBE KEY...: "v1 v2 ..." per record of PROBE, in order
-fields() {
-	local f=$1 p=$2
-	shift 2
-	"$K" report --json "$f" | python3 -c '
-import json, sys
-p, keys = sys.argv[1], sys.argv[2:]
-for l in sys.stdin:
-    e = json.loads(l)
-    if e.get("event") != p:
-        continue
-    f = e.get("fields", {})
-    print(" ".join(str(f.get(k)) for k in keys))
-' "$p" "$@"
-}
-
 # ---- a probe before the program: typed fields, armed at registration -------
 "$K" record -o "$T/a.ktr" "U:req sample/req \$id:u32 \$path:string" -- "$S" 200 0 5000 >"$T/a.out" 2>&1
 same "record 'U sample/req \$id:u32 \$path:string' -- sample 200: exit 0" 0 $?

@@ -5,6 +5,9 @@
 #                   file), T (a scratch directory), loads ktrack and the
 #                   module (or ends the test with one failure), and on exit
 #                   unloads both and removes T.
+#   same NAME EXPECTED ACTUAL   ok when equal, else both in the diagnostics.
+#   fields FILE PROBE KEY...    "v1 v2 ..." per record of PROBE, in order
+#                   (report --json).
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 K=$root/build/user/bin/ktrackctl
 TPT=$root/build/modules/$(uname -r)/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko
@@ -26,4 +29,24 @@ pt_setup() {
 		notok "load ktrack and the probe target"
 		exit 1
 	fi
+}
+
+# same NAME EXPECTED ACTUAL
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else notok "$1" "$(printf 'want:\n%s\ngot:\n%s' "$2" "$3")"; fi
+}
+# fields FILE PROBE KEY...: "v1 v2 ..." per record of PROBE, in order
+fields() {
+	local f=$1 p=$2
+	shift 2
+	"$K" report --json "$f" | python3 -c '
+import json, sys
+p, keys = sys.argv[1], sys.argv[2:]
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("event") != p:
+        continue
+    f = e.get("fields", {})
+    print(" ".join(str(f.get(k)) for k in keys))
+' "$p" "$@"
 }
