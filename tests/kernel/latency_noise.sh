@@ -55,17 +55,7 @@ sed 's/^/# /' "$T/t.txt"
 # it takes to emit a period's event), so every window falls in a sample.
 "$K" latency noise --runtime 200 --period 200 --cpus 1 -d 0 --json >"$T/b.json" 2>"$T/b.err" &
 bg=$!
-if wait_line "$T/b.err" '^measuring noise on CPU 1'; then
-	insmod "$KO" cpu=1 irqoff_ms=$IRQOFF count=$COUNT interval_ms=300
-	wait_done $COUNT || notok "ktrack_test_latency did not complete $COUNT windows"
-	sleep 0.5
-fi
-kill -INT $bg
-wait $bg
-rc=$?
-bg=
-inj=$(dmesg | grep -o 'irqs off on cpu 1 for [0-9]* us' | tail -$COUNT | awk '{ if ($7 > m) m = $7 } END { print m + 0 }')
-rmmod ktrack_test_latency
+lt_irqoff_windows "$T/b.err" '^measuring noise on CPU 1'
 if [ $rc = 0 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/b.json"; then
 	ok "latency noise --cpus 1 under $COUNT IRQs-off windows of $IRQOFF ms (the longest ${inj} us)"
 else

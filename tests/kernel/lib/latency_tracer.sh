@@ -11,6 +11,11 @@
 #                   expression (cpu(N): CPU N's entry; inj: the injected
 #                   time in us, from $inj); prints the failing ones.
 #   wait_done N     the test module completed N windows (60 s at most).
+#   lt_irqoff_windows ERRFILE REGEX   once the tracer started as $bg says
+#                   REGEX in ERRFILE, IRQs off on CPU 1 for $IRQOFF ms,
+#                   $COUNT times (ktrack_test_latency), then SIGINT to it;
+#                   sets rc (its exit status) and inj (the longest window
+#                   as the module measured it, us).
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 K=$root/build/user/bin/ktrackctl
 L=$root/build/tests/targets/latency_target
@@ -68,4 +73,19 @@ wait_done() {
 		sleep 0.1
 	done
 	return 1
+}
+
+lt_irqoff_windows() {
+	if wait_line "$1" "$2"; then
+		insmod "$KO" cpu=1 irqoff_ms="$IRQOFF" count="$COUNT" interval_ms=300
+		wait_done "$COUNT" || notok "ktrack_test_latency did not complete $COUNT windows"
+		sleep 0.5
+	fi
+	kill -INT "$bg"
+	wait "$bg"
+	rc=$?
+	bg=
+	inj=$(dmesg | grep -o 'irqs off on cpu 1 for [0-9]* us' | tail -"$COUNT" |
+		awk '{ if ($7 > m) m = $7 } END { print m + 0 }')
+	rmmod ktrack_test_latency
 }
