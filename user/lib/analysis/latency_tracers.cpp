@@ -19,12 +19,9 @@ constexpr std::string_view kTimerOver = "lat_timer_over";
 constexpr std::string_view kNoise = "lat_noise";
 
 uint64_t u64_field(const Event &ev, std::string_view name, bool &ok) {
-  const FieldValue *f = ev.field(name);
-  if (!f || !f->valid || !f->desc || !field_is_integer(f->desc->type)) {
-    ok = false;
-    return 0;
-  }
-  return f->u;
+  uint64_t v = 0;
+  ok = integer_field(ev, name, v) && ok;
+  return v;
 }
 
 double us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }

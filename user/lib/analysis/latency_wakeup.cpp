@@ -17,12 +17,9 @@ constexpr std::string_view kWakeupNew = "lat_wakeup_new";
 constexpr std::string_view kSwitch = "lat_switch";
 
 int64_t int_field(const Event &ev, std::string_view name, bool &ok) {
-  const FieldValue *f = ev.field(name);
-  if (!f || !f->valid || !f->desc || !field_is_integer(f->desc->type)) {
-    ok = false;
-    return 0;
-  }
-  return static_cast<int64_t>(f->u);
+  uint64_t v = 0;
+  ok = integer_field(ev, name, v) && ok;
+  return static_cast<int64_t>(v);
 }
 
 std::string str_field(const Event &ev, std::string_view name) {

@@ -64,7 +64,11 @@ std::optional<FieldType> parse_field_type(std::string_view name);
 // 1 for String and Bytes.
 uint32_t field_elem_size(FieldType t);
 bool field_is_integer(FieldType t);  // U*, S*, X*, Symbol
-bool field_is_signed(FieldType t);   // S*
+struct Event;
+// The raw bits of integer field 'name' of 'ev'; false (out untouched) when
+// it has no such field, or it is not an integer, or it faulted.
+bool integer_field(const Event &ev, std::string_view name, uint64_t &out);
+bool field_is_signed(FieldType t);  // S*
 
 // A symbolic name for one value of an integer field (e.g. LOST reasons).
 struct EnumName {

@@ -137,6 +137,13 @@ uint32_t field_elem_size(FieldType t) {
 }
 
 bool field_is_integer(FieldType t) { return t <= FieldType::Symbol; }
+
+bool integer_field(const Event &ev, std::string_view name, uint64_t &out) {
+  const FieldValue *f = ev.field(name);
+  if (!f || !f->valid || !f->desc || !field_is_integer(f->desc->type)) return false;
+  out = f->u;
+  return true;
+}
 bool field_is_signed(FieldType t) { return t >= FieldType::S8 && t <= FieldType::S64; }
 
 std::string_view context_name(uint32_t ctx) {
