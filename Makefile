@@ -107,9 +107,9 @@ TARGET_BINS := $(patsubst $(ROOT)/tests/kernel/targets/%.c,$(BUILD)/tests/target
 
 kernel-tests: $(KTEST_BINS) $(STRESS_BINS) $(TARGET_BINS)
 
-$(BUILD)/tests/targets/%: $(ROOT)/tests/kernel/targets/%.c
+$(BUILD)/tests/targets/%: $(ROOT)/tests/kernel/targets/%.c $(ROOT)/include/uapi/ktrack.h
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -o $@ $<
+	$(CC) -O2 -g -Wall -Wextra -I$(ROOT)/include -o $@ $<
 
 $(BUILD)/tests/kernel/%: $(ROOT)/tests/kernel/%.c $(wildcard $(ROOT)/tests/kernel/*.h $(ROOT)/tests/kernel/harness/*.h) $(ROOT)/include/uapi/ktrack.h $(CACHE)/kernels.list
 	@mkdir -p $(dir $@)

@@ -18,6 +18,7 @@
 
 #include <uapi/ktrack.h>
 #include "ktrack_internal.h"
+#include "access.h"
 #include "alloc_stats.h"
 #include "ktrack_trace.h"
 #include "ring.h"
@@ -30,19 +31,27 @@
 static int ktrack_open(struct inode *inode, struct file *file)
 {
 	struct ktrack_file *f;
+	bool member;
+	int ret;
 
-	if (!capable(CAP_PERFMON) && !capable(CAP_SYS_ADMIN))
-		return -EPERM;
+	/* root's, or with group_access=1 a member of the ktrack group's (access.c) */
+	ret = ktrack_access_open(&member);
+	if (ret)
+		return ret;
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	if (!f)
+	if (!f) {
+		ktrack_access_release(member);
 		return -ENOMEM;
+	}
+	f->member = member;
 	spin_lock_init(&f->lock);
 	init_waitqueue_head(&f->wq);
-	f->s = ktrack_session_new(NULL);
+	f->s = ktrack_session_new(NULL, !member);
 	if (IS_ERR(f->s)) {
 		long err = PTR_ERR(f->s);
 
 		kfree(f);
+		ktrack_access_release(member);
 		return err;
 	}
 	ktrack_session_add_file(f->s, f);
@@ -58,6 +67,7 @@ static int ktrack_release(struct inode *inode, struct file *file)
 	ktrack_latency_file_release(f);
 	ktrack_session_del_file(f->s, f);
 	ktrack_session_file_release(f->s);
+	ktrack_access_release(f->member);
 	kfree(f);
 	return 0;
 }
@@ -72,6 +82,11 @@ static ssize_t ktrack_read(struct file *file, char __user *buf, size_t count, lo
 		return 0;	/* read(2) of nothing: nothing, never a wait */
 	ktrack_session_maybe_attach_default(f);
 	s = ktrack_file_session(f);
+	ret = ktrack_access_reader(f, s);
+	if (ret) {
+		ktrack_session_put(s);
+		return ret;
+	}
 	if (mutex_lock_interruptible(&s->read_lock)) {
 		ktrack_session_put(s);
 		return -ERESTARTSYS;
@@ -104,7 +119,10 @@ static ssize_t ktrack_marker(struct ktrack_file *f, char *text, size_t count)
 	struct ktrack_session *s = ktrack_file_session(f);
 	ssize_t ret;
 
-	if (!READ_ONCE(s->running) || READ_ONCE(s->trig_off))
+	/* a member marks only the sessions root shares */
+	if (ktrack_access_reader(f, s))
+		ret = -EACCES;
+	else if (!READ_ONCE(s->running) || READ_ONCE(s->trig_off))
 		ret = -ENODATA;	/* stopped, or paused by a STOP action */
 	else if (ktrack_session_write(s, KTRACK_REC_MARKER, text, count + 1))
 		ret = -ENOSPC;
@@ -201,7 +219,9 @@ static int ktrack_mmap(struct file *file, struct vm_area_struct *vma)
 	if (vma->vm_pgoff == KTRACK_UEVENT_STATUS_OFFSET >> PAGE_SHIFT)
 		return ktrack_uevent_mmap(vma);
 	s = ktrack_file_session(file->private_data);
-	ret = ktrack_session_mmap(s, vma);
+	ret = ktrack_access_reader(file->private_data, s);
+	if (!ret)
+		ret = ktrack_session_mmap(s, vma);
 
 	ktrack_session_put(s);
 	return ret;
@@ -222,7 +242,7 @@ static long ktrack_ioctl_version(void __user *arg)
 	v.features = KTRACK_FEAT_RING | KTRACK_FEAT_NAMED_SESS | KTRACK_FEAT_MODULE_EVENTS |
 		     KTRACK_FEAT_STATS_WAKEUPS | KTRACK_FEAT_TRIGGERS | KTRACK_FEAT_PROFILE | KTRACK_FEAT_STACK_TRACER |
 		     KTRACK_FEAT_DUMP_ON_OOPS | KTRACK_FEAT_SNAPSHOT | KTRACK_FEAT_GRAPH_SCOPE |
-		     KTRACK_FEAT_PID_TREE | KTRACK_FEAT_LATENCY |
+		     KTRACK_FEAT_PID_TREE | KTRACK_FEAT_LATENCY | KTRACK_FEAT_GROUP |
 		     ktrack_probe_features() |
 		     ktrack_objtrace_features();
 	strscpy(v.module_version, KTRACK_MODULE_VERSION, sizeof(v.module_version));
@@ -243,6 +263,9 @@ static long ktrack_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	if (cmd == KTRACK_IOC_VERSION)
 		return ktrack_ioctl_version(uarg);
+	/* a group member's file: reads, queries, markers and user events only */
+	if (!ktrack_access_ioctl_allowed(f, cmd))
+		return -EPERM;
 	/* user events belong to the file, not to its session */
 	if (ktrack_uevent_cmd_known(cmd))
 		return ktrack_uevent_ioctl(f, cmd, uarg);
@@ -304,6 +327,7 @@ static int __init ktrack_init(void)
 	ret = ktrack_boot_trace_init();
 	if (ret)
 		goto out_stats;
+	ktrack_miscdev.mode = ktrack_access_dev_mode();
 	ret = misc_register(&ktrack_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", KTRACK_DEVICE_NAME, ret);

@@ -150,19 +150,21 @@ u32 ktrack_config_watermark(const struct ktrack_config *c)
 	return min_t(u64, wm, size / 2);
 }
 
-struct ktrack_session *ktrack_session_new(const char *name)
+struct ktrack_session *ktrack_session_new(const char *name, bool counted)
 {
 	struct ktrack_session *s;
 
-	if (atomic_inc_return(&ktrack_nr_sessions) > READ_ONCE(max_sessions)) {
+	if (counted && atomic_inc_return(&ktrack_nr_sessions) > READ_ONCE(max_sessions)) {
 		atomic_dec(&ktrack_nr_sessions);
 		return ERR_PTR(-EMFILE);
 	}
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s) {
-		atomic_dec(&ktrack_nr_sessions);
+		if (counted)
+			atomic_dec(&ktrack_nr_sessions);
 		return ERR_PTR(-ENOMEM);
 	}
+	s->counted = counted;
 	kt_alloc_add(KT_ALLOC_SESSIONS, 1);
 	kref_init(&s->ref);
 	s->id = atomic64_inc_return(&ktrack_next_id);
@@ -189,13 +191,15 @@ struct ktrack_session *ktrack_session_new(const char *name)
 static void session_free(struct kref *ref)
 {
 	struct ktrack_session *s = container_of(ref, struct ktrack_session, ref);
+	bool counted = s->counted;
 
 	ktrack_snapshot_free(s);
 	ktrack_rings_free(s);
 	kt_graph_free(s);
 	kfree(s);
 	kt_alloc_add(KT_ALLOC_SESSIONS, -1);
-	atomic_dec(&ktrack_nr_sessions);
+	if (counted)
+		atomic_dec(&ktrack_nr_sessions);
 }
 
 void ktrack_session_put(struct ktrack_session *s)

@@ -60,6 +60,7 @@ struct ktrack_session {
 	bool dead;			/* torn down: destroyed or closed */
 	bool crash_dumped;		/* printed by an oops or panic (crash_dump.c) */
 	bool touched;			/* configured, started, mapped, ... */
+	bool counted;			/* one of max_sessions */
 	/*
 	 * Bumped by FLUSH and STOP: a file whose flush_seen differs wakes on
 	 * any data until poll() finds it drained.  Per file, so that a
@@ -90,10 +91,15 @@ struct ktrack_file {
 	/* user events (user_event.c): those it registered, under kt_probe_lock */
 	DECLARE_BITMAP(uev_ids, KTRACK_UEVENT_MAX);
 	bool uev_writer;		/* write(2) emits user events, not markers */
+	bool member;			/* opened without CAP_PERFMON (access.c) */
 };
 
-/* ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM). */
-struct ktrack_session *ktrack_session_new(const char *name);
+/*
+ * ERR_PTR(-EMFILE) beyond max_sessions, ERR_PTR(-ENOMEM).  'counted': one
+ * of max_sessions (all but a group member's inert anonymous session, which
+ * max_group_files bounds instead: access.c).
+ */
+struct ktrack_session *ktrack_session_new(const char *name, bool counted);
 /* probe_graph.c: the session's graph scopes, with the session */
 void kt_graph_free(struct ktrack_session *s);
 /* 0, or -E2BIG when its rings would exceed max_pages_per_session. */

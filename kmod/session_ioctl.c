@@ -27,7 +27,9 @@ static long session_set_config(struct ktrack_session *s, void __user *arg)
 	ret = ktrack_copy_sized_in(&c, sizeof(c), sizeof(c), arg, &usize);
 	if (ret)
 		return ret;
-	if ((c.flags & ~(KTRACK_CFG_F_DUMP_ON_OOPS | KTRACK_CFG_F_PID_TREE)) || c.mode > KTRACK_MODE_OVERWRITE || c.clock > KTRACK_CLOCK_BOOT ||
+	if ((c.flags & ~(KTRACK_CFG_F_DUMP_ON_OOPS | KTRACK_CFG_F_PID_TREE | KTRACK_CFG_F_GROUP)) ||
+	    ((c.flags & KTRACK_CFG_F_GROUP) && !s->named) ||
+	    c.mode > KTRACK_MODE_OVERWRITE || c.clock > KTRACK_CLOCK_BOOT ||
 	    c.wakeup_percent > 100 || c.nr_pids > KTRACK_MAX_PID_FILTER)
 		return -EINVAL;
 	if (!c.buf_pages || !is_power_of_2(c.buf_pages))
@@ -179,7 +181,8 @@ long ktrack_session_ioctl(struct ktrack_file *f, struct ktrack_session *s, unsig
 	case KTRACK_IOC_SESSION_CREATE:
 		return perfmon_capable() ? ktrack_session_create(f, s, arg) : -EPERM;
 	case KTRACK_IOC_SESSION_ATTACH:
-		return perfmon_capable() ? ktrack_session_attach(f, s, arg) : -EPERM;
+		/* a group member's file: the sessions root shares (access.c) */
+		return perfmon_capable() || f->member ? ktrack_session_attach(f, s, arg) : -EPERM;
 	case KTRACK_IOC_SESSION_DESTROY:
 		return perfmon_capable() ? ktrack_session_destroy(arg) : -EPERM;
 	case KTRACK_IOC_SESSION_LIST:

@@ -13,6 +13,7 @@
 #include <linux/uaccess.h>
 
 #include "ktrack_internal.h"
+#include "access.h"
 #include "ring.h"
 #include "session.h"
 #include "uapi_copy.h"
@@ -150,7 +151,7 @@ long ktrack_session_create(struct ktrack_file *f, struct ktrack_session *cur, vo
 		ret = -EBUSY;
 		goto out;
 	}
-	s = ktrack_session_new(req.name);
+	s = ktrack_session_new(req.name, true);
 	if (IS_ERR(s)) {
 		unclaim(cur);
 		ret = PTR_ERR(s);
@@ -180,6 +181,11 @@ static long session_attach_name(struct ktrack_file *f, struct ktrack_session *cu
 		mutex_unlock(&ktrack_sessions_mutex);
 		return -ENOENT;
 	}
+	/* a group member reaches only what root shares (access.c) */
+	if (f->member && !ktrack_access_shared(s)) {
+		mutex_unlock(&ktrack_sessions_mutex);
+		return -EACCES;
+	}
 	if (!claim_pristine(cur)) {
 		mutex_unlock(&ktrack_sessions_mutex);
 		return -EBUSY;
@@ -206,7 +212,7 @@ void ktrack_session_maybe_attach_default(struct ktrack_file *f)
 	struct ktrack_session *cur = ktrack_file_session(f);
 
 	/* as ATTACH: not through an fd handed to an unprivileged reader */
-	if (pristine(cur) && perfmon_capable())
+	if (pristine(cur) && (perfmon_capable() || f->member))
 		session_attach_name(f, cur, KTRACK_DEFAULT_SESSION);
 	ktrack_session_put(cur);
 }
@@ -239,7 +245,7 @@ struct ktrack_session *ktrack_session_create_kernel(const char *name)
 		s = ERR_PTR(-EEXIST);
 		goto out;
 	}
-	s = ktrack_session_new(name);
+	s = ktrack_session_new(name, true);
 	if (IS_ERR(s))
 		goto out;
 	atomic_set(&s->nr_fds, 0);

@@ -299,6 +299,29 @@ static void kt_uevent_put(struct kt_uevent *ev)
 	call_rcu(&ev->rcu, kt_uevent_free_rcu);
 }
 
+/*
+ * A group member's file (access.c) shares the registry with root's
+ * programs: it holds at most KT_MEMBER_UEVENTS events, and makes a new one
+ * only while fewer than half the ids are taken, so the group cannot leave
+ * root without ids (ENOSPC).
+ */
+#define KT_MEMBER_UEVENTS	16
+
+static bool kt_uev_member_full(struct ktrack_file *f, struct kt_uevent *old)
+{
+	unsigned int id, used = 0;
+
+	if (!f->member || (old && test_bit(old->id, f->uev_ids)))
+		return false;
+	if (bitmap_weight(f->uev_ids, KTRACK_UEVENT_MAX) >= KT_MEMBER_UEVENTS)
+		return true;
+	if (old)
+		return false;
+	for (id = 0; id < KTRACK_UEVENT_MAX; id++)
+		used += !!kt_uevent_by_id(id);
+	return used >= KTRACK_UEVENT_MAX / 2;
+}
+
 static long kt_uev_reg(struct ktrack_file *f, void __user *arg)
 {
 	struct ktrack_uevent_reg r;
@@ -326,6 +349,11 @@ static long kt_uev_reg(struct ktrack_file *f, void __user *arg)
 
 	mutex_lock(&kt_probe_lock);
 	old = kt_uevent_find(ev->name);
+	if (kt_uev_member_full(f, old)) {
+		mutex_unlock(&kt_probe_lock);
+		kt_uevent_free(ev);
+		return -ENOSPC;
+	}
 	if (old) {
 		if (strcmp(old->format, ev->format)) {
 			mutex_unlock(&kt_probe_lock);

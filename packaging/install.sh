@@ -5,7 +5,7 @@
 # lay out the same files:
 #
 #   PREFIX/src/ktrack-VERSION/      ktrack.ko's sources and dkms.conf (DKMS)
-#   UDEVDIR/60-ktrack.rules         /dev/ktrack's owner and mode
+#   UDEVDIR/60-ktrack.rules         /dev/ktrack's owner (group ktrack) and mode
 #   SYSCONFDIR/modules-load.d/ktrack.conf, modprobe.d/ktrack.conf
 #                                   examples, every line commented
 #
@@ -28,3 +28,8 @@ chmod 0644 "$src/dkms.conf"
 install -D -m 0644 "$root/packaging/ktrack.rules" "$destdir$udevdir/60-ktrack.rules"
 install -D -m 0644 "$root/packaging/modules-load.conf" "$destdir$sysconfdir/modules-load.d/ktrack.conf"
 install -D -m 0644 "$root/packaging/modprobe.conf" "$destdir$sysconfdir/modprobe.d/ktrack.conf"
+# The udev rule's group (the package makes it in its postinst): on the
+# system itself only, when root installs there.
+if [ -z "$destdir" ] && [ "$(id -u)" = 0 ] && ! getent group ktrack >/dev/null; then
+	groupadd --system ktrack
+fi

@@ -39,6 +39,7 @@
 #define KTRACK_FEAT_LATENCY	(1ULL << 25)	/* KTRACK_IOC_LATENCY_* */
 /* (bit 26: reserved) */
 #define KTRACK_FEAT_USER_EVENT	(1ULL << 27)	/* KTRACK_IOC_UEVENT_*, KTRACK_PROBE_UEVENT */
+#define KTRACK_FEAT_GROUP	(1ULL << 28)	/* KTRACK_CFG_F_GROUP (docs/ACCESS.md) */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -202,10 +203,18 @@ struct ktrack_rec_trigger {
  * KTRACK_PID_TREE_DEPTH of them), is in pids[].
  */
 #define KTRACK_CFG_F_PID_TREE		(1U << 1)
+/*
+ * KTRACK_FEAT_GROUP: root shares this named session with the ktrack group
+ * (docs/ACCESS.md).  When the module was loaded with group_access=1, a file
+ * opened without CAP_PERFMON may attach to it, read it (read, mmap, poll:
+ * consuming, as any reader does) and write markers into it; EACCES on a
+ * session not shared.  Refused (EINVAL) on an anonymous session.
+ */
+#define KTRACK_CFG_F_GROUP		(1U << 2)
 #define KTRACK_PID_TREE_DEPTH		64
 struct ktrack_config {
 	__u32 size;
-	__u32 flags;		/* KTRACK_CFG_F_* (KTRACK_FEAT_DUMP_ON_OOPS, _PID_TREE), else 0 */
+	__u32 flags;		/* KTRACK_CFG_F_* (KTRACK_FEAT_DUMP_ON_OOPS, _PID_TREE, _GROUP), else 0 */
 	__u32 buf_pages;	/* per CPU, power of two, 1..KTRACK_MAX_BUF_PAGES */
 	__u32 mode;		/* KTRACK_MODE_* */
 	__u32 clock;		/* KTRACK_CLOCK_* */

@@ -63,7 +63,7 @@ static int cfg_nonzero_tail(int fd)
 static int cfg_null(int fd) { return io(fd, KTRACK_IOC_SET_CONFIG, NULL); }
 static int cfg_unmapped(int fd) { return io(fd, KTRACK_IOC_SET_CONFIG, UNMAPPED); }
 /* the first bit no KTRACK_CFG_F_* uses */
-#define CFG_UNKNOWN_FLAG (KTRACK_CFG_F_PID_TREE << 1)
+#define CFG_UNKNOWN_FLAG (KTRACK_CFG_F_GROUP << 1)
 static int cfg_flags(int fd) { return cfg(fd, 4, 0, 0, CFG_UNKNOWN_FLAG); }
 static int cfg_zero_pages(int fd) { return cfg(fd, 0, 0, 0, 0); }
 static int cfg_not_pow2(int fd) { return cfg(fd, 3, 0, 0, 0); }
@@ -464,6 +464,8 @@ TEST_F(bad, failed_config_changes_nothing)
 	ASSERT_EQ(0, io(fd, KTRACK_IOC_GET_CONFIG, &before));
 	EXPECT_EQ(-E2BIG, cfg(fd, KTRACK_MAX_BUF_PAGES * 2, 0, 0, 0));
 	EXPECT_EQ(-EINVAL, cfg(fd, 4, 0, 0, CFG_UNKNOWN_FLAG));
+	/* only a named session is shared with the ktrack group */
+	EXPECT_EQ(-EINVAL, cfg(fd, 4, 0, 0, KTRACK_CFG_F_GROUP));
 	ASSERT_EQ(0, io(fd, KTRACK_IOC_GET_CONFIG, &after));
 	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)));
 	EXPECT_EQ(8, after.buf_pages);

@@ -115,6 +115,46 @@ ktrackctl report "$T/p.ktrack" >"$T/report.txt" 2>&1
 check "report shows ktrack-syncer's 3 sync(2) calls" \
 	bash -c "[ \$(grep 'ktrack-syncer' '$T/report.txt' | grep -c __x64_sys_sync) = 3 ]"
 
+# The same as a member of group ktrack, without root (docs/ACCESS.md): the
+# package made the group; the module is reloaded with group_access=1; the
+# udev rule gives the device to the group (no udevd in the guest: done by
+# hand, as the rule would); root shares a session, the member records it.
+check "the ktrack group exists (the udev rule's GROUP)" getent group ktrack
+check "the udev rule gives /dev/ktrack to group ktrack, 0660 with group_access=1" \
+	bash -c "grep -q 'GROUP=\"ktrack\"' /lib/udev/rules.d/60-ktrack.rules && grep -q 'ENV{DEVMODE}==\"0660\", MODE=\"0660\"' /lib/udev/rules.d/60-ktrack.rules"
+kgid=$(getent group ktrack | cut -d: -f3)
+mdir=$T/member
+install -d -m 0777 "$mdir"
+ktrackctl unload >/dev/null 2>&1
+if out=$(cd / && ktrackctl load --param group_access=1 2>&1) && chgrp ktrack /dev/ktrack &&
+	[ "$(stat -c %a /dev/ktrack)" = 660 ]; then
+	ok "ktrackctl load --param group_access=1: /dev/ktrack 0660, group ktrack"
+else
+	notok "ktrackctl load --param group_access=1: /dev/ktrack 0660, group ktrack" "$out $(ls -l /dev/ktrack)"
+fi
+(cd / && ktrackctl session create lab --group && ktrackctl probe add -s lab 'p:s __x64_sys_sync' &&
+	ktrackctl session start lab) >"$T/lab.out" 2>&1
+check "root shares session lab with the group" grep -q "shared with the ktrack group" "$T/lab.out"
+(cd / && setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all -- \
+	ktrackctl record -s lab -o "$mdir/m.ktrack" -d 4s 2>"$mdir/record.err") &
+rec=$!
+if wait_line "$mdir/record.err" '^recording to '; then
+	ok "a member of group ktrack records session lab"
+	for _ in 1 2 3; do "$T/ktrack-syncer"; done
+else
+	notok "a member of group ktrack records session lab" "$(cat "$mdir/record.err")"
+fi
+wait "$rec"
+check "the member's record exits 0" bash -c "exit $?"
+(cd / && setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all -- \
+	ktrackctl report "$mdir/m.ktrack") >"$mdir/report.txt" 2>&1
+check "the member's report shows ktrack-syncer's 3 sync(2) calls" \
+	bash -c "[ \$(grep 'ktrack-syncer' '$mdir/report.txt' | grep -c __x64_sys_sync) = 3 ]"
+out=$(cd / && setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all -- \
+	ktrackctl probe add -s lab 'p:x vfs_read' 2>&1)
+check "a member cannot arm a probe: it is told it needs root" grep -q 'needs root (CAP_PERFMON or CAP_SYS_ADMIN)' <<<"$out"
+ktrackctl session destroy lab >/dev/null 2>&1
+
 # Upgrade: the same files as the next Debian revision, the module loaded
 # and idle.  dpkg runs the old prerm (which unloads the idle module; DKMS
 # removes the old build) and the new postinst (DKMS builds again).

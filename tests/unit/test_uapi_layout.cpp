@@ -211,6 +211,8 @@ constexpr Pinned kLayout[] = {
     {"KTRACK_FEAT_PID_TREE", KTRACK_FEAT_PID_TREE, 1ULL << 24},
     {"KTRACK_CFG_F_PID_TREE", KTRACK_CFG_F_PID_TREE, 1U << 1},
     {"KTRACK_PID_TREE_DEPTH", KTRACK_PID_TREE_DEPTH, 64},
+    {"KTRACK_FEAT_GROUP", KTRACK_FEAT_GROUP, 1ULL << 28},
+    {"KTRACK_CFG_F_GROUP", KTRACK_CFG_F_GROUP, 1U << 2},
     {"sizeof ktrack_probe_add", sizeof(struct ktrack_probe_add), 32},
     {"ktrack_probe_add.size", offsetof(struct ktrack_probe_add, size), 0},
     {"ktrack_probe_add.desc_size", offsetof(struct ktrack_probe_add, desc_size), 4},
@@ -431,7 +433,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 397u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 399u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

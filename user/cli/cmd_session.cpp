@@ -8,6 +8,7 @@
 #include "command.hpp"
 #include "device/session.hpp"
 #include "format/format.hpp"
+#include "host/kallsyms.hpp"
 #include "util/error.hpp"
 
 namespace ktrackctl {
@@ -18,6 +19,7 @@ struct CreateOpts {
   uint32_t buf_pages = 0;
   std::string mode, clock;
   bool dump_on_oops = false;
+  bool group = false;
 };
 
 const Command session_cmd(35, [](CLI::App &app) {
@@ -42,9 +44,14 @@ const Command session_cmd(35, [](CLI::App &app) {
   create->add_flag(
       "--dump-on-oops", co->dump_on_oops,
       "On an oops or a panic, print the session's newest records to the console (then pause it)");
+  create->add_flag("--group", co->group,
+                   "Share it with the ktrack group (module loaded with group_access=1): members may record "
+                   "it and write markers into it, and name its addresses from the symbols saved in "
+                   "/run/ktrack/kallsyms (docs/ACCESS.md)");
   create->footer(
       "Examples:\n  sudo ktrackctl session create web --mode overwrite\n"
-      "  sudo ktrackctl session create crash --mode overwrite --dump-on-oops");
+      "  sudo ktrackctl session create crash --mode overwrite --dump-on-oops\n"
+      "  sudo ktrackctl session create lab --group    # then, as a member: ktrackctl record -s lab");
   create->callback([co] {
     ktrack::validate_session_name(co->name);
     if (co->buf_pages & (co->buf_pages - 1))
@@ -52,7 +59,13 @@ const Command session_cmd(35, [](CLI::App &app) {
     uint32_t mode = co->mode.empty() ? KTRACK_MODE_DISCARD : ktrack::parse_mode(co->mode);
     uint32_t clock = co->clock.empty() ? KTRACK_CLOCK_LOCAL : ktrack::parse_clock(co->clock);
     ktrack::Session s = ktrack::Session::create(co->name);
-    if (co->buf_pages || !co->mode.empty() || !co->clock.empty() || co->dump_on_oops) {
+    if (co->buf_pages || !co->mode.empty() || !co->clock.empty() || co->dump_on_oops || co->group) {
+      if (co->group && !(s.device().version().features & KTRACK_FEAT_GROUP)) {
+        ktrack::Session::destroy(co->name);
+        throw ktrack::Error(
+            "the loaded ktrack.ko cannot share sessions with the ktrack group: unload it and run 'ktrackctl "
+            "load' to load the module that matches this ktrackctl");
+      }
       if (co->dump_on_oops && !(s.device().version().features & KTRACK_FEAT_DUMP_ON_OOPS)) {
         ktrack::Session::destroy(co->name);
         throw ktrack::Error(
@@ -62,17 +75,20 @@ const Command session_cmd(35, [](CLI::App &app) {
       }
       ktrack::SessionConfig cfg = s.config();
       cfg.dump_on_oops = co->dump_on_oops;
+      cfg.group = co->group;
       if (co->buf_pages) cfg.buf_pages = co->buf_pages;
       cfg.mode = mode;
       cfg.clock = clock;
       try {
         s.configure(cfg);
+        // the members' ktrackctl reads /proc/kallsyms as zeros: root's snapshot names addresses
+        if (co->group) ktrack::save_group_kallsyms(ktrack::kDevicePath);
       } catch (const ktrack::Error &) {
         ktrack::Session::destroy(co->name);  // changes nothing on error
         throw;
       }
     }
-    fmt::print("session '{}' created\n", co->name);
+    fmt::print("session '{}' created{}\n", co->name, co->group ? ", shared with the ktrack group" : "");
   });
 
   auto *list = cmd->add_subcommand("list", "List the named sessions");

@@ -101,6 +101,11 @@ std::string session_error(const std::string &action, int err, const std::string 
                          name);
     case ENODEV:
       return fmt::format("cannot {}: the session was destroyed meanwhile", action);
+    case EACCES:
+      return fmt::format(
+          "cannot {}: session '{}' is not shared with the ktrack group; root shares a session with "
+          "'sudo ktrackctl session create {} --group' (docs/ACCESS.md)",
+          action, name, name);
     default:
       return explain_errno(action, err);
   }
@@ -204,7 +209,8 @@ void Session::configure(const SessionConfig &cfg) {
   c.nr_pids = static_cast<uint32_t>(cfg.pids.size());
   for (size_t i = 0; i < cfg.pids.size(); i++) c.pids[i] = cfg.pids[i];
   c.cpu_mask = cfg.cpu_mask;
-  c.flags = (cfg.dump_on_oops ? KTRACK_CFG_F_DUMP_ON_OOPS : 0) | (cfg.pid_tree ? KTRACK_CFG_F_PID_TREE : 0);
+  c.flags = (cfg.dump_on_oops ? KTRACK_CFG_F_DUMP_ON_OOPS : 0) | (cfg.pid_tree ? KTRACK_CFG_F_PID_TREE : 0) |
+            (cfg.group ? KTRACK_CFG_F_GROUP : 0);
   int rc = dev_.ioctl_raw(KTRACK_IOC_SET_CONFIG, &c);
   if (rc == -E2BIG)
     throw Error(fmt::format(
@@ -234,7 +240,8 @@ SessionConfig Session::config() const {
           .pids = std::vector<int32_t>(c.pids, c.pids + std::min<uint32_t>(c.nr_pids, KTRACK_MAX_PID_FILTER)),
           .cpu_mask = c.cpu_mask,
           .dump_on_oops = (c.flags & KTRACK_CFG_F_DUMP_ON_OOPS) != 0,
-          .pid_tree = (c.flags & KTRACK_CFG_F_PID_TREE) != 0};
+          .pid_tree = (c.flags & KTRACK_CFG_F_PID_TREE) != 0,
+          .group = (c.flags & KTRACK_CFG_F_GROUP) != 0};
 }
 
 void Session::start() {

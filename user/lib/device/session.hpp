@@ -27,6 +27,7 @@ struct SessionConfig {
   uint64_t cpu_mask = 0;                          // record only on these CPUs; 0: all
   bool dump_on_oops = false;                      // print the newest records on oops/panic
   bool pid_tree = false;                          // pids select their descendants too
+  bool group = false;                             // shared with the ktrack group (docs/ACCESS.md)
 };
 
 // Per-session counters: one entry per possible CPU plus the sum.

@@ -1,6 +1,8 @@
 #include "host/doctor.hpp"
 
 #include <fmt/core.h>
+#include <grp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -92,6 +94,28 @@ CheckResult check_ktrack_loaded() {
       ""};
 }
 
+// The ktrack group (docs/ACCESS.md): off, or on with the device where the group reaches it.
+CheckResult check_group_access() {
+  auto v = read_sysfs_string("module/ktrack/parameters/group_access");
+  if (!v) return {"group", CheckLevel::Ok, "group access: unknown (ktrack not loaded)", ""};
+  if (*v != "Y") return {"group", CheckLevel::Ok, "group access: off (root only)", ""};
+  struct stat st {};
+  if (::stat(kDevicePath, &st) != 0) return {"group", CheckLevel::Ok, "group access: on", ""};
+  const struct group *g = ::getgrgid(st.st_gid);
+  std::string gname = g ? g->gr_name : std::to_string(st.st_gid);
+  unsigned mode = st.st_mode & 0777;
+  if (gname != "ktrack" || mode != 0660)
+    return {"group", CheckLevel::Warn,
+            fmt::format("group access is on (group_access=1) but /dev/ktrack is mode {:o}, group {}", mode,
+                        gname),
+            "install the udev rule 60-ktrack.rules and the group (the ktrackctl package does both), or: "
+            "sudo groupadd --system ktrack && sudo chgrp ktrack /dev/ktrack"};
+  return {"group", CheckLevel::Ok,
+          "group access: on: members of group ktrack record the sessions root shares "
+          "('session create NAME --group')",
+          ""};
+}
+
 CheckResult check_kprobes_enabled() {
   auto v = read_sysfs_string("kernel/debug/kprobes/enabled");
   if (!v) return {"kprobes", CheckLevel::Ok, "kprobes state unknown (debugfs not mounted)", ""};
@@ -137,13 +161,10 @@ std::vector<ProbeMisses> collect_probe_misses() {
 }
 
 std::vector<CheckResult> run_doctor_checks() {
-  return {check_tracefs(),
-          check_lockdown(),
-          check_sig_enforce(),
-          check_module_taints(),
-          check_ktrack_loaded(),
-          check_kprobes_enabled(),
-          check_probe_misses(collect_probe_misses())};
+  return {check_tracefs(),       check_lockdown(),
+          check_sig_enforce(),   check_module_taints(),
+          check_ktrack_loaded(), check_kprobes_enabled(),
+          check_group_access(),  check_probe_misses(collect_probe_misses())};
 }
 
 }  // namespace ktrack

@@ -1,10 +1,17 @@
 #include "host/kallsyms.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "util/error.hpp"
 
 #include "util/text.hpp"
 
@@ -19,7 +26,54 @@ std::string env_or(const char *var, const char *dflt) {
 
 bool is_text(char type) { return type == 't' || type == 'T'; }
 
+std::string group_kallsyms_path() { return env_or("KTRACK_GROUP_KALLSYMS", "/run/ktrack/kallsyms"); }
+
+// The first line of a group snapshot: whose boot it describes.
+std::string group_kallsyms_header() {
+  std::string id = read_file("/proc/sys/kernel/random/boot_id").value_or("");
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return fmt::format("# ktrack kallsyms boot_id={}\n", id);
+}
+
+// Root's snapshot of this boot (save_group_kallsyms()), or empty.
+std::string read_group_kallsyms() {
+  std::string text = read_file(group_kallsyms_path()).value_or("");
+  std::string header = group_kallsyms_header();
+  if (text.compare(0, header.size(), header) != 0) return {};  // none, or of an earlier boot
+  return text.substr(header.size());
+}
+
 }  // namespace
+
+void save_group_kallsyms(const std::string &device) {
+  std::string text = read_kallsyms();
+  if (text.empty())
+    throw Error("cannot save the symbols for the ktrack group: /proc/kallsyms shows no addresses");
+  struct stat dev {};
+  if (::stat(device.c_str(), &dev) != 0) throw SysError("stat " + device, errno);
+  std::filesystem::path path = group_kallsyms_path();
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::string tmp = path.string() + ".new";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw SysError("create " + tmp, errno);
+  std::string all = group_kallsyms_header() + text;
+  bool ok = ::fchown(fd, 0, dev.st_gid) == 0 && ::fchmod(fd, 0640) == 0;
+  for (size_t off = 0; ok && off < all.size();) {
+    ssize_t n = ::write(fd, all.data() + off, all.size() - off);
+    if (n <= 0)
+      ok = false;
+    else
+      off += static_cast<size_t>(n);
+  }
+  int err = errno;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (ok) err = errno;
+    ::unlink(tmp.c_str());
+    throw SysError("write " + path.string(), err);
+  }
+}
 
 std::string read_kallsyms() {
   std::string text = read_file(env_or("KTRACK_KALLSYMS", "/proc/kallsyms")).value_or("");
@@ -35,7 +89,7 @@ std::string read_kallsyms() {
       }
     pos = nl + 1;
   }
-  if (!any) return {};
+  if (!any) return read_group_kallsyms();
   // Where each module ends, to bound its last symbol (Symbolizer::load()).
   // "/proc/modules: NAME SIZE REFS DEPS STATE 0xBASE [TAINTS]"
   std::ifstream m(env_or("KTRACK_MODULES", "/proc/modules"));

@@ -19,9 +19,17 @@ namespace ktrack {
 
 // The text of /proc/kallsyms followed by one "# module NAME BASE SIZE" line
 // per loaded module (the snapshot Symbolizer::load() takes and trace files
-// keep).  Empty when kptr_restrict hides the addresses (all zero): such a
-// snapshot would name nothing.
+// keep).  When kptr_restrict hides the addresses (all zero, as for a member
+// of the ktrack group), the snapshot root saved for the group this boot
+// (save_group_kallsyms()), else empty: a snapshot of zeros would name
+// nothing.
 std::string read_kallsyms();
+
+// Root shares a session with the ktrack group (docs/ACCESS.md): save this
+// boot's snapshot to $KTRACK_GROUP_KALLSYMS or /run/ktrack/kallsyms, mode
+// 0640, in the group of 'device' (/dev/ktrack's, the ktrack group), so
+// that members name the addresses of what they record.  Throws on failure.
+void save_group_kallsyms(const std::string &device);
 
 // An index over kallsyms text ("ADDR TYPE NAME [MOD]" lines; "# ..." lines
 // are skipped).  Views into the text it owns.

@@ -171,7 +171,8 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
             spec.name, mode);
       return fmt::format(
           "cannot add probe '{}': permission denied: this needs root (CAP_PERFMON or "
-          "CAP_SYS_ADMIN), or the kernel is locked down against kprobes",
+          "CAP_SYS_ADMIN): run it with sudo (a member of the ktrack group may only record the sessions "
+          "root shares: docs/ACCESS.md), or the kernel is locked down against kprobes",
           spec.name);
     }
     case EACCES:

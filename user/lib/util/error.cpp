@@ -15,8 +15,15 @@ namespace {
 const char *generic_advice(int err) {
   switch (err) {
     case EPERM:
+      return "this needs root (CAP_PERFMON or CAP_SYS_ADMIN): run it with sudo (a member of the ktrack "
+             "group, "
+             "when the module was loaded with group_access=1, may only record the sessions root shares, "
+             "write "
+             "markers into them and write user events: docs/ACCESS.md)";
     case EACCES:
-      return "this needs root (CAP_PERFMON or CAP_SYS_ADMIN): run it with sudo";
+      return "this needs root (CAP_PERFMON or CAP_SYS_ADMIN): run it with sudo (the ktrack group may open "
+             "/dev/ktrack when root loads the module with group_access=1, and then records only the sessions "
+             "root shares with 'session create NAME --group': docs/ACCESS.md)";
     case ENOENT:
       return "the ktrack module is not loaded: run 'sudo ktrackctl load'";
     case ENOTTY:
@@ -33,7 +40,7 @@ const char *generic_advice(int err) {
     case EMFILE:
       return "ktrack's session limit is reached (module parameter max_sessions, default 64): close "
              "other ktrack users or destroy named sessions ('ktrackctl session list'), or raise it in "
-             "/sys/module/ktrack/parameters/max_sessions";
+             "/sys/module/ktrack/parameters/max_sessions (for the ktrack group: max_group_files, default 16)";
     case ENOMEM:
       return "the kernel is out of memory for this request: ask for smaller buffers";
     case ENODEV:
