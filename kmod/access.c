@@ -6,10 +6,12 @@
  * group_access=1, the device is 0660 (the packaged udev rule gives it to
  * group ktrack) and an open without the capability makes a "member" file:
  *
- *  - it reads only the named sessions root shares (KTRACK_CFG_F_GROUP):
- *    attach, read(), mmap(), poll(), and it writes markers into them only;
+ *  - it reads only the named sessions root shares (KTRACK_CFG_F_GROUP, set
+ *    once and never taken back): attach, read(), mmap(), poll(), and it
+ *    writes markers into them only;
  *  - it registers and writes user events (at most KT_MEMBER_UEVENTS per
- *    file, and only while half the ids are free: user_event.c);
+ *    file, and only while half the ids are free: user_event.c), which
+ *    reach the U probes of shared sessions only;
  *  - it lists sessions and queries their configuration, counters and
  *    probes, but never configures, starts, stops, creates or destroys a
  *    session, nor arms probes, the object tracker or the other tracers:
@@ -45,10 +47,12 @@ static atomic_t kt_group_files = ATOMIC_INIT(0);
 int ktrack_access_open(bool *member)
 {
 	*member = false;
-	if (perfmon_capable())
-		return 0;
 	if (!group_access)
-		return -EPERM;
+		return perfmon_capable() ? 0 : -EPERM;
+	/* with the group let in, a member's open is no denial worth auditing */
+	if (ns_capable_noaudit(&init_user_ns, CAP_PERFMON) ||
+	    ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
+		return 0;
 	if (atomic_inc_return(&kt_group_files) > READ_ONCE(max_group_files)) {
 		atomic_dec(&kt_group_files);
 		return -EMFILE;
@@ -93,8 +97,8 @@ bool ktrack_access_ioctl_allowed(const struct ktrack_file *f, unsigned int cmd)
 
 bool ktrack_access_shared(const struct ktrack_session *s)
 {
-	/* cfg.flags changes only while stopped (SET_CONFIG): a racy read is one or the other */
-	return s->named && (READ_ONCE(s->cfg.flags) & KTRACK_CFG_F_GROUP);
+	/* set once, never cleared: a member that saw it may keep what it got */
+	return s->named && READ_ONCE(s->shared);
 }
 
 int ktrack_access_reader(const struct ktrack_file *f, const struct ktrack_session *s)

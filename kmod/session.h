@@ -61,6 +61,8 @@ struct ktrack_session {
 	bool crash_dumped;		/* printed by an oops or panic (crash_dump.c) */
 	bool touched;			/* configured, started, mapped, ... */
 	bool counted;			/* one of max_sessions */
+	/* KTRACK_CFG_F_GROUP: set by SET_CONFIG, never cleared (access.c) */
+	bool shared;
 	/*
 	 * Bumped by FLUSH and STOP: a file whose flush_seen differs wakes on
 	 * any data until poll() finds it drained.  Per file, so that a

@@ -60,6 +60,13 @@ again:
 		ret = -ENODEV;
 	} else if (s->running) {
 		ret = -EBUSY;
+	} else if (s->shared && !(c.flags & KTRACK_CFG_F_GROUP)) {
+		/*
+		 * Shared for good: members may have it mapped, attached or
+		 * polled, so taking it back would leave them reading what
+		 * is no longer theirs (docs/ACCESS.md).  Destroy it instead.
+		 */
+		ret = -EINVAL;
 	} else if (s->rings && (c.buf_pages != s->cfg.buf_pages || c.mode != s->cfg.mode)) {
 		if (atomic_read(&s->nr_maps)) {
 			ret = -EBUSY;
@@ -73,6 +80,8 @@ again:
 		}
 	}
 	if (!ret) {
+		/* read locklessly by the access checks (access.c) */
+		WRITE_ONCE(s->shared, !!(c.flags & KTRACK_CFG_F_GROUP));
 		s->cfg = c;
 		s->wm_bytes = ktrack_config_watermark(&c);
 		s->touched = true;

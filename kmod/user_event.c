@@ -32,6 +32,7 @@
 #include "compat.h"
 #include "probe_internal.h"
 #include "session.h"
+#include "access.h"
 #include "user_event.h"
 
 static struct kt_uevent __rcu *kt_uevents[KTRACK_UEVENT_MAX];
@@ -562,7 +563,9 @@ ssize_t ktrack_uevent_write(struct ktrack_file *f, struct iov_iter *from)
 		ctx.raw = buf;
 		ctx.raw_size = len;
 		list_for_each_entry_rcu(p, &ev->probes, uev_node)
-			kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, 0, 0);
+			/* a member's events reach only what root shares (access.c) */
+			if (!f->member || ktrack_access_shared(p->session))
+				kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_TP, 0, 0);
 	}
 	rcu_read_unlock();
 out:

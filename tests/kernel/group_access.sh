@@ -59,8 +59,9 @@ check "root's symbols for the group: /run/ktrack/kallsyms, mode 640, group 4242"
 "$K" probe add -s grp "p:gsync __x64_sys_sync caller=\$stack0:symbol" >/dev/null || { echo "Bail out! probe add"; exit 1; }
 "$K" probe add -s grp "U:req sample/req \$id:u32 \$path:string" >/dev/null || { echo "Bail out! probe add U"; exit 1; }
 "$K" session start grp >/dev/null || { echo "Bail out! session start"; exit 1; }
-# and one it does not share
-"$K" session create priv >/dev/null && "$K" session start priv >/dev/null || { echo "Bail out! session priv"; exit 1; }
+# and one it does not share, with a U probe on the same user event
+"$K" session create priv >/dev/null && "$K" probe add -s priv "U:preq sample/req \$id:u32" >/dev/null &&
+	"$K" session start priv >/dev/null || { echo "Bail out! session priv"; exit 1; }
 
 # ---- allowed ------------------------------------------------------------------
 "${member[@]}" "$K" record -s grp -o "$dir/member.ktr" 2>"$dir/rec.err" &
@@ -81,6 +82,11 @@ fi
 sleep 1
 kill -INT "$rec" 2>/dev/null
 wait "$rec"
+same "the member's record exits 0" 0 $?
+# (the program's exit unregistered the event: its U probes are pending again, their counts kept)
+uhits() { "$K" probe list -s "$1" | awk -v p="$2" '$2 == p' | grep -oE '(armed|pending|disarmed) +[0-9]+' | grep -oE '[0-9]+$'; }
+same "the shared session's U probe counted the member's 20 user events" 20 "$(uhits grp req)"
+same "a member's user events never reach a session root does not share (U probe in priv: 0 hits)" 0 "$(uhits priv preq)"
 rep=$(member "$K" report "$dir/member.ktr" 2>&1)
 hits=$(grep -c ': gsync: ' <<<"$rep")
 if [ "$hits" -ge 3 ]; then ok "the member's file has root's probe hits ($hits sync calls)"; else
@@ -119,9 +125,14 @@ refused "a member cannot run the object tracker" "$NEEDROOT" "$K" objtrace --fro
 same "a member cannot map its own session's rings (EACCES)" ok-EACCES "ok-$(member "$G" mmap)"
 same "a member cannot start its own session (EPERM)" ok-EPERM "ok-$(member "$G" start)"
 same "a member cannot configure its own session (EPERM)" ok-EPERM "ok-$(member "$G" config)"
-check "a member's read of /dev/ktrack (no shared 'default') fails" bash -c "! ${member[*]} head -c 8 /dev/ktrack"
+same "a member's read of a fresh file (no shared 'default') is EACCES" ok-EACCES "ok-$(member "$G" read)"
 check "root's sessions are still there, armed and running" \
 	bash -c "'$K' session list | grep -q 'grp .*running' && '$K' session list | grep -q 'priv .*running' && '$K' probe list -s grp | grep -q gsync"
+
+# A shared session stays shared: members may hold it mapped (stopped first:
+# SET_CONFIG is EBUSY while running).
+"$K" session stop grp >/dev/null
+same "root cannot take the sharing back (SET_CONFIG without GROUP: EINVAL)" ok-EINVAL "ok-$("$G" unshare grp)"
 
 # ---- limits -----------------------------------------------------------------
 # user events: at most 16 per member file

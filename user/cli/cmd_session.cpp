@@ -9,6 +9,7 @@
 #include "device/session.hpp"
 #include "format/format.hpp"
 #include "host/kallsyms.hpp"
+#include "host/sysfs.hpp"
 #include "util/error.hpp"
 
 namespace ktrackctl {
@@ -89,6 +90,10 @@ const Command session_cmd(35, [](CLI::App &app) {
       }
     }
     fmt::print("session '{}' created{}\n", co->name, co->group ? ", shared with the ktrack group" : "");
+    if (co->group && ktrack::read_sysfs_string("module/ktrack/parameters/group_access").value_or("N") != "Y")
+      fmt::print(stderr,
+                 "note: ktrack was loaded without group_access=1, so no member can open /dev/ktrack yet: "
+                 "reload it with 'sudo ktrackctl unload && sudo ktrackctl load --param group_access=1'\n");
   });
 
   auto *list = cmd->add_subcommand("list", "List the named sessions");

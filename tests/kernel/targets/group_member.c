@@ -11,6 +11,9 @@
  *   group_member hold N SECS    open N files, say "held K", keep them SECS
  *   group_member uevents N      register N distinct user events on one file
  *                               ("registered K" then the errno that stopped it)
+ *   group_member read           read() a fresh file (no shared 'default')
+ *   group_member unshare NAME   (as root) attach to NAME and SET_CONFIG it
+ *                               without KTRACK_CFG_F_GROUP
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +39,8 @@ static const char *err_name(int err)
 		return "EMFILE";
 	case ENOSPC:
 		return "ENOSPC";
+	case EINVAL:
+		return "EINVAL";
 	default:
 		return strerror(err);
 	}
@@ -71,6 +76,26 @@ int main(int argc, char **argv)
 		fd = open_dev();
 		if (ioctl(fd, KTRACK_IOC_GET_CONFIG, &c) < 0 || ioctl(fd, KTRACK_IOC_SET_CONFIG, &c) < 0)
 			err = errno;
+	} else if (!strcmp(what, "read")) {
+		char buf[64];
+
+		fd = open_dev();
+		if (read(fd, buf, sizeof(buf)) < 0)
+			err = errno;
+	} else if (!strcmp(what, "unshare") && argc > 2) {
+		struct ktrack_session_req req = { .size = sizeof(req) };
+		struct ktrack_config c = { .size = sizeof(c) };
+
+		fd = open_dev();
+		strncpy(req.name, argv[2], sizeof(req.name) - 1);
+		if (ioctl(fd, KTRACK_IOC_SESSION_ATTACH, &req) < 0 ||
+		    ioctl(fd, KTRACK_IOC_GET_CONFIG, &c) < 0) {
+			err = errno;
+		} else {
+			c.flags &= ~KTRACK_CFG_F_GROUP;
+			if (ioctl(fd, KTRACK_IOC_SET_CONFIG, &c) < 0)
+				err = errno;
+		}
 	} else if (!strcmp(what, "hold") && argc > 3) {
 		for (i = 0; i < n; i++) {
 			if (open("/dev/ktrack", O_RDWR | O_CLOEXEC) < 0) {
@@ -96,7 +121,7 @@ int main(int argc, char **argv)
 		}
 		printf("registered %d\n", i);
 	} else {
-		fprintf(stderr, "usage: group_member mmap|start|config|hold N SECS|uevents N\n");
+		fprintf(stderr, "usage: group_member mmap|start|config|read|unshare NAME|hold N SECS|uevents N\n");
 		return 2;
 	}
 	printf("%s\n", err_name(err));

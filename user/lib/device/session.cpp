@@ -221,7 +221,8 @@ void Session::configure(const SessionConfig &cfg) {
   if (rc == -EINVAL)
     throw Error(
         "cannot configure the session: the buffer size must be a power of two pages, the mode, clock, "
-        "watermark (percent <= 100) and CPU mask must be valid");
+        "watermark (percent <= 100) and CPU mask must be valid, only a named session is shared with the "
+        "ktrack group, and a shared session stays shared (destroy it instead)");
   if (rc == -EBUSY)
     throw Error("cannot configure the session: it is running (stop it first) or its buffers are mapped");
   if (rc < 0) throw SysError("configure the session", -rc);

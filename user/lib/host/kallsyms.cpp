@@ -40,6 +40,10 @@ std::string read_group_kallsyms() {
   std::string text = read_file(group_kallsyms_path()).value_or("");
   std::string header = group_kallsyms_header();
   if (text.compare(0, header.size(), header) != 0) return {};  // none, or of an earlier boot
+  // The kernel's layout, which only the group may read: what this process
+  // writes from now on (trace files) is not for other users either.
+  mode_t old = ::umask(0);
+  ::umask(old | 027);
   return text.substr(header.size());
 }
 
@@ -52,15 +56,24 @@ void save_group_kallsyms(const std::string &device) {
   struct stat dev {};
   if (::stat(device.c_str(), &dev) != 0) throw SysError("stat " + device, errno);
   std::filesystem::path path = group_kallsyms_path();
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
+  // root's own directory (/run is root's): made 0755, never another user's
+  std::string dir = path.parent_path().string();
+  struct stat d {};
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw SysError("create " + dir, errno);
+  if (::lstat(dir.c_str(), &d) != 0 || !S_ISDIR(d.st_mode) || d.st_uid != ::geteuid() || (d.st_mode & 022))
+    throw Error(
+        fmt::format("cannot save the symbols for the ktrack group: {} must be a directory of "
+                    "this user's, writable by it alone",
+                    dir));
   std::string tmp = path.string() + ".new";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) throw SysError("create " + tmp, errno);
   std::string all = group_kallsyms_header() + text;
   bool ok = ::fchown(fd, 0, dev.st_gid) == 0 && ::fchmod(fd, 0640) == 0;
   for (size_t off = 0; ok && off < all.size();) {
     ssize_t n = ::write(fd, all.data() + off, all.size() - off);
+    if (n == 0) errno = EIO;
     if (n <= 0)
       ok = false;
     else
