@@ -129,6 +129,8 @@ same "a member's read of a fresh file (no shared 'default') is EACCES" ok-EACCES
 check "root's sessions are still there, armed and running" \
 	bash -c "'$K' session list | grep -q 'grp .*running' && '$K' session list | grep -q 'priv .*running' && '$K' probe list -s grp | grep -q gsync"
 
+refused "a member's output where it may not write: said of the file, not of root" \
+	"cannot create /root/m.ktr: you may not write or read there" "$K" record -s grp -o /root/m.ktr -d 1s
 # A shared session stays shared: members may hold it mapped (stopped first:
 # SET_CONFIG is EBUSY while running).
 "$K" session stop grp >/dev/null

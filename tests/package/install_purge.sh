@@ -101,20 +101,29 @@ check "ktrackctl version: tool and module $upstream agree, no note" \
 # patching of a function the other vCPU is running (tests/vm/run): the
 # probe is on one nothing else in the guest calls.)
 cp "$(command -v sync)" "$T/ktrack-syncer"
-(cd / && ktrackctl record -o "$T/p.ktrack" -d 4s 'p:s __x64_sys_sync' 2>"$T/record.err") &
-rec=$!
-if wait_line "$T/record.err" '^recording to '; then
-	ok "record began"
-	for _ in 1 2 3; do "$T/ktrack-syncer"; done
-else
-	notok "record began" "$(cat "$T/record.err")"
-fi
-wait "$rec"
-check "record exits 0" bash -c "exit $?"
-ktrackctl report "$T/p.ktrack" >"$T/report.txt" 2>&1
-check "report shows ktrack-syncer's 3 sync(2) calls" \
-	bash -c "[ \$(grep 'ktrack-syncer' '$T/report.txt' | grep -c __x64_sys_sync) = 3 ]"
-
+# syncs_recorded WHAT DIR AS...: 'AS ktrackctl record -o DIR/p.ktrack -d 4s
+# RECORD...' (the array) while ktrack-syncer calls sync(2) 3 times, then
+# 'AS ktrackctl report' shows the 3 calls.  AS: nothing for root.
+syncs_recorded() {
+	local what=$1 dir=$2 rec rc
+	shift 2
+	(cd / && "$@" ktrackctl record -o "$dir/p.ktrack" -d 4s "${RECORD[@]}" 2>"$dir/record.err") &
+	rec=$!
+	if wait_line "$dir/record.err" '^recording to '; then
+		ok "$what: record began"
+		for _ in 1 2 3; do "$T/ktrack-syncer"; done
+	else
+		notok "$what: record began" "$(cat "$dir/record.err")"
+	fi
+	wait "$rec"
+	rc=$?
+	check "$what: record exits 0" bash -c "exit $rc"
+	(cd / && "$@" ktrackctl report "$dir/p.ktrack") >"$dir/report.txt" 2>&1
+	check "$what: report shows ktrack-syncer's 3 sync(2) calls" \
+		bash -c "[ \$(grep 'ktrack-syncer' '$dir/report.txt' | grep -c __x64_sys_sync) = 3 ]"
+}
+RECORD=('p:s __x64_sys_sync')
+syncs_recorded "root" "$T"
 # The same as a member of group ktrack, without root (docs/ACCESS.md): the
 # package made the group; the module is reloaded with group_access=1; the
 # udev rule gives the device to the group (no udevd in the guest: done by
@@ -123,8 +132,8 @@ check "the ktrack group exists (the udev rule's GROUP)" getent group ktrack
 check "the udev rule gives /dev/ktrack to group ktrack, 0660 with group_access=1" \
 	bash -c "grep -q 'GROUP=\"ktrack\"' /lib/udev/rules.d/60-ktrack.rules && grep -q 'ENV{DEVMODE}==\"0660\", MODE=\"0660\"' /lib/udev/rules.d/60-ktrack.rules"
 kgid=$(getent group ktrack | cut -d: -f3)
-mdir=$T/member
-install -d -m 0777 "$mdir"
+mdir=$(mktemp -d /tmp/ktrack-member-XXXXXX) # $T is root's alone (0700)
+chmod 0777 "$mdir"
 ktrackctl unload >/dev/null 2>&1
 if out=$(cd / && ktrackctl load --param group_access=1 2>&1) && chgrp ktrack /dev/ktrack &&
 	[ "$(stat -c %a /dev/ktrack)" = 660 ]; then
@@ -135,21 +144,8 @@ fi
 (cd / && ktrackctl session create lab --group && ktrackctl probe add -s lab 'p:s __x64_sys_sync' &&
 	ktrackctl session start lab) >"$T/lab.out" 2>&1
 check "root shares session lab with the group" grep -q "shared with the ktrack group" "$T/lab.out"
-(cd / && setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all -- \
-	ktrackctl record -s lab -o "$mdir/m.ktrack" -d 4s 2>"$mdir/record.err") &
-rec=$!
-if wait_line "$mdir/record.err" '^recording to '; then
-	ok "a member of group ktrack records session lab"
-	for _ in 1 2 3; do "$T/ktrack-syncer"; done
-else
-	notok "a member of group ktrack records session lab" "$(cat "$mdir/record.err")"
-fi
-wait "$rec"
-check "the member's record exits 0" bash -c "exit $?"
-(cd / && setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all -- \
-	ktrackctl report "$mdir/m.ktrack") >"$mdir/report.txt" 2>&1
-check "the member's report shows ktrack-syncer's 3 sync(2) calls" \
-	bash -c "[ \$(grep 'ktrack-syncer' '$mdir/report.txt' | grep -c __x64_sys_sync) = 3 ]"
+RECORD=(-s lab)
+syncs_recorded "a member of group ktrack, session lab" "$mdir" setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all --
 out=$(cd / && setpriv --reuid=4243 --regid="$kgid" --clear-groups --inh-caps=-all -- \
 	ktrackctl probe add -s lab 'p:x vfs_read' 2>&1)
 check "a member cannot arm a probe: it is told it needs root" grep -q 'needs root (CAP_PERFMON or CAP_SYS_ADMIN)' <<<"$out"

@@ -348,7 +348,7 @@ TEST_F(TraceFile, NotATraceFile) {
   TraceReader r(e.string());  // an empty raw stream: no events
   Event ev;
   EXPECT_FALSE(r.next(ev));
-  EXPECT_THROW(TraceReader(dir_ / "missing" / "x"), SysError);
+  EXPECT_THROW(TraceReader(dir_ / "missing" / "x"), FileError);
 }
 
 TEST_F(TraceFile, WrongFormatVersionIsExplained) {

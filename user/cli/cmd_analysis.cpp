@@ -82,7 +82,7 @@ class Output {
   explicit Output(const ViewFlags &f) {
     if (!f.output.empty() && f.output != "-") {
       file_ = std::fopen(f.output.c_str(), "w");
-      if (!file_) throw ktrack::SysError("open " + f.output + " for writing", errno);
+      if (!file_) throw ktrack::FileError("open " + f.output + " for writing", errno);
     }
     FILE *fp = file_ ? file_ : stdout;
     bool tty = isatty(fileno(fp)) && !std::getenv("NO_COLOR");

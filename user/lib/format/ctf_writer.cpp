@@ -91,7 +91,7 @@ std::string field_decl(const FieldDesc &d) {
 CtfWriter::CtfWriter(std::string dir, CtfTraceInfo info, const Symbolizer *symbols)
     : dir_(std::move(dir)), info_(std::move(info)), symbols_(symbols) {
   if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST)
-    throw SysError("create the directory " + dir_, errno);
+    throw FileError("create the directory " + dir_, errno);
   struct stat st {};
   if (::stat((dir_ + "/metadata").c_str(), &st) == 0)
     throw UsageError(fmt::format("{} already holds a CTF trace (metadata): give a new directory", dir_));
@@ -111,7 +111,7 @@ CtfWriter::Stream &CtfWriter::stream(uint16_t cpu) {
   if (!s.f) {
     std::string path = fmt::format("{}/stream_{}", dir_, cpu);
     s.f = std::fopen(path.c_str(), "w");
-    if (!s.f) throw SysError("create " + path, errno);
+    if (!s.f) throw FileError("create " + path, errno);
     // The packet header and context, completed by finish().
     s.buf.assign(kPacketHead, 0);
   }
@@ -133,7 +133,7 @@ const CtfWriter::EventClass &CtfWriter::event_class(const Event &ev) {
 void CtfWriter::flush(Stream &s) {
   // The packet head goes out as zeros first; finish() writes it over.
   if (std::fwrite(s.buf.data(), 1, s.buf.size(), s.f) != s.buf.size())
-    throw SysError("write a CTF stream in " + dir_, errno);
+    throw FileError("write a CTF stream in " + dir_, errno);
   s.bytes += s.buf.size();
   s.buf.clear();
 }
@@ -280,14 +280,14 @@ void CtfWriter::finish() {
     put_le(head, s.bytes * 8, 8);
     put_le(head, cpu, 4);
     if (std::fseek(s.f, 0, SEEK_SET) != 0 || std::fwrite(head.data(), 1, head.size(), s.f) != head.size())
-      throw SysError("write a CTF packet header in " + dir_, errno);
+      throw FileError("write a CTF packet header in " + dir_, errno);
     FILE *f = s.f;
     s.f = nullptr;
     if (std::fclose(f) != 0) throw SysError("close a CTF stream in " + dir_, errno);
   }
   std::string path = dir_ + "/metadata";
   FILE *f = std::fopen(path.c_str(), "w");
-  if (!f) throw SysError("create " + path, errno);
+  if (!f) throw FileError("create " + path, errno);
   std::string m = metadata();
   bool ok = std::fwrite(m.data(), 1, m.size(), f) == m.size();
   if (std::fclose(f) != 0 || !ok) throw SysError("write " + path, errno);

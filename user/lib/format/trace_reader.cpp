@@ -35,7 +35,7 @@ TraceReader::TraceReader(const std::string &path, size_t window)
     fd_ = STDIN_FILENO;
   } else {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw SysError("open " + path, errno);
+    if (fd_ < 0) throw FileError("open " + path, errno);
     own_fd_ = true;
   }
   try {

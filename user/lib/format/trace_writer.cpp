@@ -48,7 +48,7 @@ TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const S
     fd_ = STDOUT_FILENO;
   } else {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw SysError("create " + path, errno);
+    if (fd_ < 0) throw FileError("create " + path, errno);
     own_fd_ = true;
   }
   chunk_.reserve(1 << 20);
@@ -79,7 +79,7 @@ void TraceWriter::write_all(const void *p, size_t n) {
     ssize_t w = ::write(fd_, c, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw SysError("write " + path_, errno);
+      throw FileError("write " + path_, errno);
     }
     c += w;
     n -= static_cast<size_t>(w);

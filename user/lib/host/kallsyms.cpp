@@ -59,7 +59,7 @@ void save_group_kallsyms(const std::string &device) {
   // root's own directory (/run is root's): made 0755, never another user's
   std::string dir = path.parent_path().string();
   struct stat d {};
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw SysError("create " + dir, errno);
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw FileError("create " + dir, errno);
   if (::lstat(dir.c_str(), &d) != 0 || !S_ISDIR(d.st_mode) || d.st_uid != ::geteuid() || (d.st_mode & 022))
     throw Error(
         fmt::format("cannot save the symbols for the ktrack group: {} must be a directory of "
@@ -68,7 +68,7 @@ void save_group_kallsyms(const std::string &device) {
   std::string tmp = path.string() + ".new";
   ::unlink(tmp.c_str());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) throw SysError("create " + tmp, errno);
+  if (fd < 0) throw FileError("create " + tmp, errno);
   std::string all = group_kallsyms_header() + text;
   bool ok = ::fchown(fd, 0, dev.st_gid) == 0 && ::fchmod(fd, 0640) == 0;
   for (size_t off = 0; ok && off < all.size();) {
@@ -84,7 +84,7 @@ void save_group_kallsyms(const std::string &device) {
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     if (ok) err = errno;
     ::unlink(tmp.c_str());
-    throw SysError("write " + path.string(), err);
+    throw FileError("write " + path.string(), err);
   }
 }
 

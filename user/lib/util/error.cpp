@@ -11,6 +11,35 @@ SysError::SysError(const std::string &action, int err) : Error(explain_errno(act
 
 namespace {
 
+const char *file_advice(int err) {
+  switch (err) {
+    case EACCES:
+    case EPERM:
+      return "you may not write or read there: choose a path in a directory of yours";
+    case ENOENT:
+      return "check the path: a directory in it does not exist";
+    case ENOSPC:
+    case EDQUOT:
+      return "the filesystem is full: free space or write elsewhere";
+    case EROFS:
+      return "the filesystem is read-only: write elsewhere";
+    default:
+      return nullptr;
+  }
+}
+
+std::string explain_file_errno(const std::string &action, int err) {
+  const char *advice = file_advice(err);
+  if (advice) return fmt::format("cannot {}: {} ({})", action, advice, std::strerror(err));
+  return fmt::format("cannot {}: {}", action, std::strerror(err));
+}
+
+}  // namespace
+
+FileError::FileError(const std::string &action, int err) : Error(explain_file_errno(action, err)) {}
+
+namespace {
+
 // Advice for errno values that mean the same thing for every /dev/ktrack call.
 const char *generic_advice(int err) {
   switch (err) {

@@ -29,6 +29,13 @@ class SysError : public Error {
   int err_;
 };
 
+// A failed call on a file the user named (a trace file, an output): the
+// advice is about that file, not about /dev/ktrack.
+class FileError : public Error {
+ public:
+  FileError(const std::string &action, int err);
+};
+
 // One sentence that says what 'err' means for 'action' and what to do.
 // Known actions get specific advice (see error.cpp); others a generic one.
 std::string explain_errno(const std::string &action, int err);
