@@ -52,6 +52,11 @@ done
 # man-db's trigger would reindex every manual page under emulation.
 rm -f /var/lib/man-db/auto-update
 
+# depmod's indexes belong to the kernel (its package ships them; DKMS runs
+# depmod): a guest whose /lib/modules/RELEASE holds only the headers' links
+# (6.1 here) gets them made at the first DKMS build, so make them first.
+depmod "$rel" 2>/dev/null || true
+
 # What the packages may touch, listed before and after.
 snapshot() {
 	find /usr/bin /usr/sbin /usr/src /usr/share/man/man1 /usr/share/bash-completion /usr/share/doc \
