@@ -13,7 +13,10 @@
 # ns/hit = (ns per call with the probe) - (ns per call without); the ratio
 # is ns/hit divided by ftrace's of the same kind (p: kprobe event, r:
 # kretprobe event, f and fr: fprobe event, entry and return; 6.1 has no
-# fprobe events, so f rows there have no ratio).  Numbers only.
+# fprobe events, so f rows there have no ratio).  Also every traceable
+# function: ktrack 'f *' (one ftrace_ops, entries) against ftrace's
+# function tracer, per hit and the time to attach and detach all of them.
+# Numbers only.
 #   bench/probes.sh [--kernel 6.1|6.12|all] [CALLS]
 set -euo pipefail
 # shellcheck source=lib/common.sh
@@ -81,17 +84,40 @@ else
 	row "ftrace fprobe event f (a b)" f "unavailable: this kernel has no fprobe events"
 	row "ftrace fprobe event f%return (\$retval)" fr "unavailable: this kernel has no fprobe events"
 fi
+# Every traceable function: ktrack's f over a kernel glob (one ftrace_ops)
+# against ftrace's function tracer; the target's hit is one of them all.
+ms() { echo $(($(date +%s%N) / 1000000)); }
+t0=$(ms)
+"$ctl" probe add -s $S 'f:ball *' >/dev/null
+t1=$(ms)
+"$ctl" probe del -s $S --all >/dev/null
+t2=$(ms)
+echo function >$T/current_tracer
+t3=$(ms)
+echo nop >$T/current_tracer
+t4=$(ms)
+echo >$T/trace
+attach_all="ktrack f * add $((t1 - t0)) ms, del $((t2 - t1)) ms; ftrace function tracer on $((t3 - t2)) ms, off $((t4 - t3)) ms"
+ktrack_probe "ktrack f * (every function, entry)" fa "f:ball *"
+echo function >$T/current_tracer
+echo 1 >$T/tracing_on
+row "ftrace function tracer (every function)" fa "$(measure)"
+echo nop >$T/current_tracer
+echo >$T/trace
 bpftrace_probe "bpftrace kprobe: (sum arg0, arg1)" p \
 	"kprobe:$fn { @n = count(); @a = sum(arg0); @b = sum(arg1); }"
 bpftrace_probe "bpftrace kretprobe: (sum retval)" r "kretprobe:$fn { @n = count(); @r = sum(retval); }"
 
 # each row against ftrace's of its kind
 declare -A ftrace_row=([p]="ftrace kprobe event p (a b)" [r]="ftrace kretprobe event r (\$retval)"
-	[f]="ftrace fprobe event f (a b)" [fr]="ftrace fprobe event f%return (\$retval)")
+	[f]="ftrace fprobe event f (a b)" [fr]="ftrace fprobe event f%return (\$retval)"
+	[fa]="ftrace function tracer (every function)")
 ref_of() { echo "${hit[${ftrace_row[$2]}]:-}"; }
 print_rows ns/call "x ftrace" ref_of
-for k in "ktrack f (entry, a b)" "ktrack f %return (\$retval)"; do
+for k in "ktrack f (entry, a b)" "ktrack f %return (\$retval)" "ktrack f * (every function, entry)"; do
 	echo "# $k: mechanism ${mech[$k]:-?}"
 done
 echo "# x ftrace: ns/hit over ftrace's ns/hit of the same kind (p: kprobe event, r: kretprobe"
-echo "#   event, f and f%return: fprobe event; '-': the kernel has no such ftrace event)"
+echo "#   event, f and f%return: fprobe event, f *: the function tracer; '-': the kernel has no"
+echo "#   such ftrace event)"
+echo "# attaching every traceable function ($(wc -l <$T/available_filter_functions)): $attach_all"

@@ -17,7 +17,7 @@
 #include <linux/uaccess.h>
 
 #include "objtrace.h"
-#include "compat_objtrace.h"
+#include "compat_ftrace.h"
 
 /* What the hooked function frees: one pointer argument, or an array. */
 struct objtrace_free_def {

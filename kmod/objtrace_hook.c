@@ -20,7 +20,7 @@
 #include <linux/ktime.h>
 
 #include "objtrace.h"
-#include "compat_objtrace.h"
+#include "compat_ftrace.h"
 
 /* Read the watched values of 'addr'; returns the fault mask. */
 static notrace u8 objtrace_read_values(const struct objtrace_state *st,

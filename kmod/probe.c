@@ -75,6 +75,8 @@ u64 ktrack_probe_features(void)
 		f |= KTRACK_FEAT_FPROBE;
 	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
 		f |= KTRACK_FEAT_FTRACE_OPS;
+	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_ARGS))
+		f |= KTRACK_FEAT_KERNEL_GLOB;
 	return f;
 }
 
@@ -93,8 +95,11 @@ static const struct kt_probe_ops *const kt_probe_kinds[] = {
 	[KTRACK_PROBE_UEVENT] = &kt_uevent_ops,
 };
 
-static const struct kt_probe_ops *kt_probe_ops_of(u32 kind)
+static const struct kt_probe_ops *kt_probe_ops_of(u32 kind, u32 flags)
 {
+	/* f over a kernel glob: ktrack's own ftrace_ops (probe_ftrace.c) */
+	if (kind == KTRACK_PROBE_FUNCS && (flags & KTRACK_PROBE_F_KERNEL_GLOB))
+		return &kt_ftrace_glob_ops;
 	return kind < ARRAY_SIZE(kt_probe_kinds) ? kt_probe_kinds[kind] : NULL;
 }
 
@@ -261,7 +266,7 @@ int ktrack_probe_add_kernel(struct ktrack_session *s, void *desc, u32 size,
 		return PTR_ERR(p);
 	}
 	p->session = s;
-	p->ops = kt_probe_ops_of(p->kind);
+	p->ops = kt_probe_ops_of(p->kind, p->flags);
 	if (WARN_ON_ONCE(!p->ops)) {	/* kt_probe_from_desc() checked the kind */
 		ret = -EINVAL;
 		goto free;

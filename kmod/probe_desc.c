@@ -400,7 +400,8 @@ static int kt_split_funcs(struct kt_probe *p, const struct ktrack_probe_desc *d)
 			return -EINVAL;
 		if (strnchr(s, n, ' '))
 			return -EINVAL;
-		if (p->mod_glob && !kt_sym_ok(s, n + 1, false))
+		if ((p->mod_glob || (p->flags & KTRACK_PROBE_F_KERNEL_GLOB)) &&
+		    !kt_sym_ok(s, n + 1, false))
 			return -EINVAL;
 		if (p->mod_glob && strnchr(s, n, ','))
 			return -EINVAL;
@@ -494,13 +495,39 @@ static int kt_check_graph(const struct ktrack_probe_desc *d)
 	return 0;
 }
 
+/*
+ * KTRACK_PROBE_F_KERNEL_GLOB: entries of an f probe, one glob and no
+ * module.  The glob goes to ftrace_set_filter(), which reads "!GLOB" as
+ * "remove" and a number as an index into available_filter_functions: a
+ * glob is a name pattern here, nothing else.
+ */
+static int kt_check_kernel_glob(const struct ktrack_probe_desc *d)
+{
+	const char *g = (const char *)d + d->funcs_off;
+
+	if (!(d->flags & KTRACK_PROBE_F_KERNEL_GLOB))
+		return 0;
+	if (d->kind != KTRACK_PROBE_FUNCS || d->flags != (KTRACK_PROBE_F_KERNEL_GLOB |
+							   KTRACK_PROBE_F_ENTRY))
+		return -EINVAL;
+	if (d->module[0] || d->nr_funcs != 1 || d->funcs_len < 2)
+		return -EINVAL;
+	/* the section itself is checked later: only its first byte here */
+	if ((u64)d->funcs_off + d->funcs_len > d->size || d->funcs_off < sizeof(*d))
+		return -EINVAL;
+	if (*g == '!' || isdigit(*g))
+		return -EINVAL;
+	return 0;
+}
+
 struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 {
 	const struct ktrack_probe_desc *d = desc;
 	const struct ktrack_probe_fetch *uf;
 	struct kt_probe *p;
 	u32 all_flags = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT | KTRACK_PROBE_F_PROFILE |
-			KTRACK_PROBE_F_GRAPH_ROOT | KTRACK_PROBE_F_GRAPH_SCOPED;
+			KTRACK_PROBE_F_GRAPH_ROOT | KTRACK_PROBE_F_GRAPH_SCOPED |
+			KTRACK_PROBE_F_KERNEL_GLOB;
 	int ret = -EINVAL;
 	u16 i;
 
@@ -514,7 +541,7 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 	if (d->kind == KTRACK_PROBE_FUNCS ?
 	    !(d->flags & (KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT)) : d->flags != 0)
 		return ERR_PTR(-EINVAL);
-	if (kt_check_graph(d))
+	if (kt_check_graph(d) || kt_check_kernel_glob(d))
 		return ERR_PTR(-EINVAL);
 	/* a profile counts calls: it writes no record to act on or limit */
 	if ((d->flags & KTRACK_PROBE_F_PROFILE) &&

@@ -7,6 +7,7 @@
  *   probe_fetch.c   fetch engine, filter VM, record emission (handler side)
  *   probe_kprobe.c  kprobe / kretprobe attach (p, r, and f without fprobe)
  *   probe_fprobe.c  fprobe attach (f where CONFIG_FPROBE exists)
+ *   probe_ftrace.c  f over a kernel glob: ktrack's own ftrace_ops
  *   probe_modglob.c f MOD:GLOB: the globs resolved against a coming module
  *   probe_tp.c      tracepoint attach (t)
  *   probe_event.c   trace event records through perf (e)
@@ -135,6 +136,8 @@ extern const struct kt_probe_ops kt_kretprobe_ops;
 extern const struct kt_probe_ops kt_kprobe_funcs_ops;
 /* probe_fprobe.c: f */
 extern const struct kt_probe_ops kt_fprobe_ops;
+/* probe_ftrace.c: f with KTRACK_PROBE_F_KERNEL_GLOB */
+extern const struct kt_probe_ops kt_ftrace_glob_ops;
 /* probe_tp.c: t, and the table of module tracepoints (under kt_probe_lock) */
 extern const struct kt_probe_ops kt_tp_ops;
 /* probe_tp.c: a tracepoint of vmlinux by name, or NULL (latency_noise.c too) */
@@ -207,6 +210,7 @@ struct kt_probe {
 	u32 nr_kps;
 	u32 nr_rps;
 	struct fprobe fp;
+	struct ftrace_ops *fops;	/* KERNEL_GLOB, while armed (probe_ftrace.c) */
 	struct tracepoint *tp;
 	struct perf_event **pevents;	/* e: per CPU, nr_cpu_ids */
 	u64 event_id;			/* e: the event's type (perf config) */

@@ -123,6 +123,11 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 				ret);
 		return;
 	}
+	/* f over a kernel glob that came to match nothing: a match now? */
+	if (p->ops == &kt_ftrace_glob_ops && p->state == KTRACK_PROBE_ST_DISARMED) {
+		kt_arm(p);
+		return;
+	}
 	if (p->state == KTRACK_PROBE_ST_ARMED) {
 		if (p->ops->rejoin) {
 			ret = p->ops->rejoin(p, mod);

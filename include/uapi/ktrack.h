@@ -40,6 +40,7 @@
 /* (bit 26: reserved) */
 #define KTRACK_FEAT_USER_EVENT	(1ULL << 27)	/* KTRACK_IOC_UEVENT_*, KTRACK_PROBE_UEVENT */
 #define KTRACK_FEAT_GROUP	(1ULL << 28)	/* KTRACK_CFG_F_GROUP (docs/ACCESS.md) */
+#define KTRACK_FEAT_KERNEL_GLOB	(1ULL << 29)	/* KTRACK_PROBE_F_KERNEL_GLOB, KTRACK_MECH_FTRACE_OPS */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -423,6 +424,15 @@ struct ktrack_snapshot {
 #define KTRACK_PROBE_F_GRAPH_ROOT	(1U << 3)
 #define KTRACK_PROBE_F_GRAPH_SCOPED	(1U << 4)
 #define KTRACK_GRAPH_MAX_DEPTH	64	/* desc.graph_depth */
+/*
+ * f, KTRACK_FEAT_KERNEL_GLOB: funcs holds one glob (nr_funcs = 1, no
+ * module), matched by ftrace against every traceable function of the
+ * kernel and its loaded modules, with no KTRACK_PROBE_MAX_FUNCS cap, and
+ * followed into modules that load later.  Entries only (F_ENTRY alone; no
+ * PROFILE or GRAPH flags), through ktrack's own ftrace_ops
+ * (KTRACK_MECH_FTRACE_OPS); ktrack's own functions are left out.
+ */
+#define KTRACK_PROBE_F_KERNEL_GLOB	(1U << 5)
 /* Fetch sources (ktrack_probe_fetch.src). */
 #define KTRACK_FETCH_SRC_ARG	1	/* param = 1..KTRACK_FETCH_MAX_ARG */
 #define KTRACK_FETCH_SRC_REG	2	/* param = byte offset in struct pt_regs */
@@ -562,6 +572,7 @@ struct ktrack_probe_action {
 #define KTRACK_MECH_PERF_EVENT	6	/* e: a kernel perf event per CPU */
 #define KTRACK_MECH_UPROBE	7	/* u, ur: uprobe_register() */
 #define KTRACK_MECH_UEVENT	8	/* U: write(2) of a registered user event */
+#define KTRACK_MECH_FTRACE_OPS	9	/* f over a kernel glob: one ftrace_ops */
 #define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
 #define KTRACK_PROBE_ST_ARMED	 2
 #define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */

@@ -10,7 +10,8 @@
  * on init text is disarmed when the module goes live; maxactive exhaustion
  * reports the exact number of misses; a MOD:SYM probe added while its
  * module goes waits for the next load; an f probe over a module and
- * vmlinux follows the module across reloads.
+ * vmlinux follows the module across reloads; an f probe over a kernel glob
+ * (one ftrace_ops) is validated, records every call and follows a reload.
  */
 #include <pthread.h>
 #include <sys/wait.h>
@@ -511,6 +512,160 @@ TEST_F(attach, mod_sym_probe_added_while_module_goes_is_pending)
 	ASSERT_EQ(0, pt_cmd("call 1", 0));
 	ASSERT_EQ(0, pt_info(self->fd, id, &info));
 	EXPECT_EQ(1, info.hits);
+}
+
+/*
+ * f over a kernel glob (KTRACK_PROBE_F_KERNEL_GLOB): the blob of
+ * "f:kg ktrack_tpt_glob_one a=$arg1:s32" with its one name turned into the
+ * glob "ktrack_tpt_glob_*?*" (same length) and the flag set.
+ */
+static void *pt_kglob_blob(size_t *len, const char *glob, uint32_t flags, char *msg, size_t msglen)
+{
+	void *b = pt_compile("f:kg ktrack_tpt_glob_one a=$arg1:s32", NULL, len, msg, msglen);
+	struct ktrack_probe_desc *d = b;
+
+	if (!b)
+		return NULL;
+	if (d->funcs_len != strlen(glob) + 1) {
+		free(b);
+		return NULL;
+	}
+	memcpy((char *)b + d->funcs_off, glob, d->funcs_len);
+	d->flags = flags;
+	return b;
+}
+
+/* Which of the target's four glob functions ftrace has enabled. */
+static int pt_enabled_tpt(void)
+{
+	char out[256];
+
+	if (kt_run(out, sizeof(out), "grep -c '^ktrack_tpt_glob_' /sys/kernel/tracing/enabled_functions"))
+		return 0;	/* grep -c: status 1 when it counts 0 */
+	return atoi(out);
+}
+
+/* r->ip is the ftrace call site: at most a few bytes in (ENDBR64) */
+static int pt_hits_at(char *buf, size_t len, int id, const char *name, int arg)
+{
+	unsigned long ip = pt_kallsyms(name);
+	struct ktrack_rec_probe *r;
+	size_t pos = 0;
+	int n = 0;
+
+	while (ip && (r = pt_next(buf, len, &pos, id, NULL))) {
+		int32_t a;
+
+		if (r->ip < ip || r->ip >= ip + 16)
+			continue;
+		memcpy(&a, r->data, 4);
+		n += r->event == KTRACK_PROBE_EV_ENTRY && a == arg;
+	}
+	return n;
+}
+
+/*
+ * One glob that ftrace matches over every traceable function, attached
+ * through one ftrace_ops (issue 16, f *): armed, its functions enabled in
+ * ftrace, every call recorded with its argument; followed across a reload
+ * of the module (the filter is made again at COMING: the new load's
+ * functions hit, at their new addresses); taken off completely.  The
+ * description is validated: entries only, one glob, no module, no
+ * "!GLOB" or index, no profile; a glob that matches nothing is ENOENT.
+ */
+TEST_F(attach, kernel_glob_one_ftrace_ops_follows_module_reload)
+{
+	static const char *const names[] = { "ktrack_tpt_glob_one", "ktrack_tpt_glob_two",
+					     "ktrack_tpt_glob_three", "ktrack_tpt_glob_four" };
+	const uint32_t ok = KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB;
+	static const struct {
+		const char *glob;
+		uint32_t flags;
+		const char *module;
+		int err;
+	} bad[] = {
+		{ "ktrack_tpt_glob_*?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT |
+					 KTRACK_PROBE_F_KERNEL_GLOB, NULL, -EINVAL },
+		{ "ktrack_tpt_glob_*?*", KTRACK_PROBE_F_EXIT | KTRACK_PROBE_F_KERNEL_GLOB, NULL,
+		  -EINVAL },
+		{ "ktrack_tpt_glob_*?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_PROFILE |
+					 KTRACK_PROBE_F_KERNEL_GLOB, NULL, -EINVAL },
+		{ "ktrack_tpt_glob_*?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_GRAPH_SCOPED |
+					 KTRACK_PROBE_F_KERNEL_GLOB, NULL, -EINVAL },
+		{ "ktrack_tpt_glob_*?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB,
+		  PT_MODULE, -EINVAL },
+		{ "!ktrack_tpt_glob_?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, NULL,
+		  -EINVAL },
+		{ "1ktrack_tpt_glob_?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, NULL,
+		  -EINVAL },
+		{ "ktrack_tpt_glob_:?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, NULL,
+		  -EINVAL },
+		{ "ktrack_nomatchx_*?*", KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, NULL,
+		  -ENOENT },
+	};
+	struct ktrack_probe_info info = { 0 };
+	struct ktrack_probe_add res = { 0 };
+	char msg[4096];
+	size_t len, blen;
+	void *b;
+	int i, id;
+
+	for (i = 0; i < (int)ARRAY_SIZE(bad); i++) {
+		struct ktrack_probe_desc *d;
+
+		b = pt_kglob_blob(&blen, bad[i].glob, bad[i].flags, msg, sizeof(msg));
+		ASSERT_NE(NULL, b) TH_LOG("%s", msg);
+		d = b;
+		if (bad[i].module)
+			strcpy(d->module, bad[i].module);
+		EXPECT_EQ(bad[i].err, pt_add_blob(self->fd, b, blen, NULL)) TH_LOG("case %d", i);
+		free(b);
+	}
+	EXPECT_EQ(0, pt_enabled_tpt());
+
+	b = pt_kglob_blob(&blen, "ktrack_tpt_glob_*?*", ok, msg, sizeof(msg));
+	ASSERT_NE(NULL, b) TH_LOG("%s", msg);
+	ASSERT_EQ(0, pt_add_blob(self->fd, b, blen, &res));
+	free(b);
+	id = res.id;
+	EXPECT_EQ(KTRACK_MECH_FTRACE_OPS, res.mechanism);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	EXPECT_EQ(KTRACK_MECH_FTRACE_OPS, info.mechanism);
+	EXPECT_EQ(4, pt_enabled_tpt());
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+		EXPECT_EQ(3, pt_hits_at(self->buf, len, id, names[i], 10 * (i + 1))) TH_LOG("%d", i);
+	EXPECT_EQ(12, pt_count(self->buf, len, id, 0));
+
+	/* the module goes and comes back: the glob follows it */
+	ASSERT_EQ(0, kt_rmmod(PT_MODULE));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	EXPECT_EQ(0, pt_enabled_tpt());
+	ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	EXPECT_EQ(4, pt_enabled_tpt());
+	ASSERT_EQ(0, pt_cmd("call 2", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+		EXPECT_EQ(2, pt_hits_at(self->buf, len, id, names[i], 10 * (i + 1))) TH_LOG("%d", i);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(20, info.hits);
+	EXPECT_EQ(0, info.misses);
+
+	/* taken off: nothing of it stays in ftrace */
+	{
+		struct ktrack_probe_del del = { .size = sizeof(del), .id = id };
+
+		ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	}
+	EXPECT_EQ(0, pt_enabled_tpt());
+	ASSERT_EQ(0, pt_cmd("call 1", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(0, pt_count(self->buf, len, id, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -42,6 +42,8 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_PID_TREE, "pid-tree"},
       {KTRACK_FEAT_USER_EVENT, "user-events"},
       {KTRACK_FEAT_LATENCY, "latency"},
+      {KTRACK_FEAT_GROUP, "group"},
+      {KTRACK_FEAT_KERNEL_GLOB, "kernel-glob"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

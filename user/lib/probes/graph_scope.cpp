@@ -92,6 +92,11 @@ void mark_graph_root(ProbeSpec &spec) {
 
 bool mark_graph_scoped(ProbeSpec &spec, uint32_t depth) {
   if (spec.kind != ProbeKind::kFuncs) return false;
+  if (spec.kernel_glob)
+    throw UsageError(
+        fmt::format("--graph: '{}' names more than {} functions; scoped probes record exits "
+                    "too, which hook each function: narrow it",
+                    spec.text, KTRACK_PROBE_MAX_FUNCS));
   spec.entry = spec.exit = true;
   spec.graph_flags = KTRACK_PROBE_F_GRAPH_SCOPED;
   spec.graph_depth = depth;

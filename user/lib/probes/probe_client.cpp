@@ -59,6 +59,12 @@ void check_probe_features(const ProbeSpec &spec, uint64_t features) {
         "the loaded ktrack.ko cannot probe user code (no KTRACK_FEAT_UPROBE) for probe '{}': unload it and "
         "run 'ktrackctl load' to load the module that matches this ktrackctl",
         spec.name));
+  if (spec.kernel_glob && !(features & KTRACK_FEAT_KERNEL_GLOB))
+    throw Error(fmt::format(
+        "the loaded ktrack.ko cannot take a glob over more than {} functions (no KTRACK_FEAT_KERNEL_GLOB) "
+        "for "
+        "probe '{}': unload it and run 'ktrackctl load' to load the module that matches this ktrackctl",
+        KTRACK_PROBE_MAX_FUNCS, spec.name));
   if (spec.kind == ProbeKind::kUserEvent && !(features & KTRACK_FEAT_USER_EVENT))
     throw Error(fmt::format(
         "the loaded ktrack.ko has no user events (no KTRACK_FEAT_USER_EVENT) for probe '{}': unload it and "

@@ -101,6 +101,9 @@ struct ProbeSpec {
   // f: patterns as written, then the resolved functions
   std::vector<std::string> patterns;
   std::vector<std::string> funcs;
+  // f: funcs holds one glob that the kernel matches (ftrace, all
+  // traceable functions, no KTRACK_PROBE_MAX_FUNCS cap): entries only
+  bool kernel_glob = false;
   bool entry = true;
   bool exit = false;
   // u, ur: the ELF file (as written, then its real absolute path), and the

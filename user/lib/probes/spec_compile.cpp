@@ -39,8 +39,8 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
       break;
     case ProbeKind::kFuncs:
       d.kind = KTRACK_PROBE_FUNCS;
-      d.flags =
-          (spec.entry ? KTRACK_PROBE_F_ENTRY : 0) | (spec.exit ? KTRACK_PROBE_F_EXIT : 0) | spec.graph_flags;
+      d.flags = (spec.entry ? KTRACK_PROBE_F_ENTRY : 0) | (spec.exit ? KTRACK_PROBE_F_EXIT : 0) |
+                spec.graph_flags | (spec.kernel_glob ? KTRACK_PROBE_F_KERNEL_GLOB : 0);
       d.graph_depth = spec.graph_depth;
       break;
     case ProbeKind::kTracepoint:

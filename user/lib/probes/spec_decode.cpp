@@ -147,6 +147,8 @@ const char *mechanism_name(uint32_t m) {
       return "uprobe";
     case KTRACK_MECH_UEVENT:
       return "user event";
+    case KTRACK_MECH_FTRACE_OPS:
+      return "ftrace_ops (kernel glob)";
     default:
       return "unknown";
   }

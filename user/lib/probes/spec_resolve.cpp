@@ -322,6 +322,17 @@ void resolve_user(ProbeSpec &spec, size_t pos) {
   spec.file_offset = *off;
 }
 
+// @SYM arguments: their addresses.
+void resolve_args(ProbeSpec &spec, SymbolSource &syms) {
+  for (auto &a : spec.args) {
+    if (a.symbol.empty()) continue;
+    auto addrs = syms.lookup("", a.symbol);
+    if (addrs.empty()) fail(spec.text, a.pos, fmt::format("symbol not found: {}", a.symbol));
+    if (addrs.size() > 1) fail(spec.text, a.pos, fmt::format("{} is not unique: use @ADDR", a.symbol));
+    a.param = (int64_t)addrs[0];
+  }
+}
+
 }  // namespace
 
 void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
@@ -347,6 +358,12 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
   if (spec.kind == ProbeKind::kFuncs && !spec.module.empty()) {
     // MOD:GLOB: the kernel matches the globs in the module, when it loads
     // or now (it may not be loaded yet): nothing to look up here.
+  } else if (spec.kind == ProbeKind::kFuncs && spec.patterns.size() == 1 && spec.patterns[0] == "*" &&
+             !spec.exit) {
+    // every function: the kernel takes "*" as ftrace's function tracer
+    // does, and listing them first would cost as much as attaching
+    spec.kernel_glob = true;
+    spec.funcs = {"*"};
   } else if (spec.kind == ProbeKind::kFuncs) {
     auto all = syms.filter_functions();
     std::set<std::string> names;
@@ -382,23 +399,31 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
       }
       pos += pat.size() + 1;
     }
-    if (picked.size() > KTRACK_PROBE_MAX_FUNCS)
-      fail(t, target_pos(),
-           fmt::format("the pattern names {} functions (max {}): narrow it", picked.size(),
-                       KTRACK_PROBE_MAX_FUNCS));
+    if (picked.size() > KTRACK_PROBE_MAX_FUNCS) {
+      // One glob over more functions than a probe holds by name: the
+      // kernel matches it (ftrace's filter, one ftrace_ops), entries only.
+      if (spec.patterns.size() != 1 || !has_glob(spec.patterns[0]))
+        fail(t, target_pos(),
+             fmt::format("the patterns name {} functions: a probe names at most {}; give one glob (as "
+                         "'f:NAME GLOB') to trace more, or narrow them",
+                         picked.size(), KTRACK_PROBE_MAX_FUNCS));
+      if (spec.exit)
+        fail(t, target_pos(),
+             fmt::format(
+                 "the pattern names {} functions: exits (%return or %both) hook each function, at most {}; "
+                 "narrow the glob, or trace entries only",
+                 picked.size(), KTRACK_PROBE_MAX_FUNCS));
+      spec.kernel_glob = true;
+      spec.funcs = {spec.patterns[0]};
+      return resolve_args(spec, syms);
+    }
     spec.funcs.assign(picked.begin(), picked.end());
   }
   if (spec.is_user()) resolve_user(spec, target_pos());
   if (spec.kind == ProbeKind::kTracepoint) resolve_tracepoint(spec, syms, target_pos());
   if (spec.kind == ProbeKind::kEvent) resolve_fields(spec, syms, target_pos());
   if (spec.kind == ProbeKind::kUserEvent) resolve_user_event(spec, syms, target_pos());
-  for (auto &a : spec.args) {
-    if (a.symbol.empty()) continue;
-    auto addrs = syms.lookup("", a.symbol);
-    if (addrs.empty()) fail(t, a.pos, fmt::format("symbol not found: {}", a.symbol));
-    if (addrs.size() > 1) fail(t, a.pos, fmt::format("{} is not unique: use @ADDR", a.symbol));
-    a.param = (int64_t)addrs[0];
-  }
+  resolve_args(spec, syms);
 }
 
 }  // namespace ktrack

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * compat_objtrace.h - kernel API differences the object tracker meets
- * between 6.1 and 6.12.
+ * compat_ftrace.h - ftrace_ops callback API differences between 6.1 and
+ * 6.12, met by the object tracker and by f probes over a kernel glob.
  */
-#ifndef _KTRACK_COMPAT_OBJTRACE_H
-#define _KTRACK_COMPAT_OBJTRACE_H
+#ifndef _KTRACK_COMPAT_FTRACE_H
+#define _KTRACK_COMPAT_FTRACE_H
 
 #include <linux/ftrace.h>
 #include <linux/ptrace.h>
@@ -23,4 +23,4 @@
 #define ktrack_fregs_arg(fregs, n)	regs_get_kernel_argument(&(fregs)->regs, n)
 #endif
 
-#endif /* _KTRACK_COMPAT_OBJTRACE_H */
+#endif /* _KTRACK_COMPAT_FTRACE_H */

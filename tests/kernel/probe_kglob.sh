@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# probe_kglob - f over every traceable function (issue 16, 'f *'): a glob
+# naming more than 1,024 functions goes to the kernel, which attaches it
+# through one ftrace_ops (mechanism "ftrace_ops (kernel glob)").
+#   - 'probe add f:all *' arms every function ftrace lists (enabled_functions
+#     holds them all) and 'probe del' leaves none; the times of both are
+#     printed beside ftrace's function tracer on and off in this boot (a
+#     diagnostic: bench/probes.sh is where costs are judged).
+#   - 'record -p PID f:all * a=$arg1' records a shell's write to the target
+#     module: its four glob functions exactly once per call with their
+#     arguments, vfs_write, only that pid, nothing lost.
+#   - Refused with a sentence: %return and profile over such a glob (exits
+#     hook each function), two patterns together past 1,024, --graph.
+#
+#   tests/vm/run --kernel all -- tests/kernel/run-all 'probe_kglob'
+#
+# Output: TAP.  Leaves the guest as it found it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib/tap.sh"
+K=$root/build/user/bin/ktrackctl
+rel=$(uname -r)
+TPT=$root/build/modules/$rel/tests/kmod/ktrack_test_probe_target/ktrack_test_probe_target.ko
+PROC=/proc/ktrack_test_probe
+TR=/sys/kernel/tracing
+T=$(mktemp -d /tmp/probe-kglob.XXXXXX)
+
+cleanup() {
+	((fail)) && [ -n "${KTRACK_VM_OUT:-}" ] && cp -r "$T" "$KTRACK_VM_OUT/probe_kglob"
+	echo nop >"$TR/current_tracer" 2>/dev/null
+	"$K" session destroy --all >/dev/null 2>&1
+	rmmod ktrack_test_probe_target 2>/dev/null
+	"$K" unload >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+if ! "$K" load >/dev/null || ! insmod "$TPT"; then
+	notok "ktrack and the probe target load"
+	echo "1..$n"
+	exit 1
+fi
+
+ms() { echo $(($(date +%s%N) / 1000000)); }
+nfuncs=$(wc -l <"$TR/available_filter_functions")
+before=$(wc -l <"$TR/enabled_functions")
+
+# --- add and del over every function ----------------------------------------
+# ftrace's function tracer first: what it enables is what f * must enable
+t4=$(ms)
+echo function >"$TR/current_tracer"
+t5=$(ms)
+ftrace_enabled=$(($(wc -l <"$TR/enabled_functions") - before))
+t5b=$(ms)
+echo nop >"$TR/current_tracer"
+t6=$(ms)
+echo >"$TR/trace"
+check "session create kg" "$K" session create kg
+t0=$(ms)
+"$K" probe add -s kg 'f:all *' >"$T/add.out" 2>&1
+st=$?
+t1=$(ms)
+check "probe add 'f:all *' succeeds" test "$st" -eq 0
+check "it says the kernel glob mechanism, armed" \
+	grep -q "ftrace_ops (kernel glob), armed" "$T/add.out"
+enabled=$(($(wc -l <"$TR/enabled_functions") - before))
+check "it enables what the function tracer enables ($enabled, $ftrace_enabled; $nfuncs listed)" \
+	test "$enabled" -eq "$ftrace_enabled" -a "$enabled" -ge $((nfuncs * 95 / 100))
+"$K" probe list -s kg >"$T/list.out" 2>&1
+check "probe list shows it" grep -q "ftrace_ops (kernel glob)" "$T/list.out"
+t2=$(ms)
+check "probe del" "$K" probe del -s kg all
+t3=$(ms)
+check "nothing of it stays enabled" test "$(wc -l <"$TR/enabled_functions")" -eq "$before"
+echo "# f * over $nfuncs functions: ktrack add $((t1 - t0)) ms, del $((t3 - t2)) ms;" \
+	"ftrace function tracer on $((t5 - t4)) ms, off $((t6 - t5b)) ms"
+
+# a glob over more than 1,024 functions that is not "*": ftrace matches it
+"$K" probe add -s kg 'f:most *_*' >"$T/add2.out" 2>&1
+check "probe add 'f:most *_*' goes to the kernel glob" grep -q "ftrace_ops (kernel glob), armed" "$T/add2.out"
+check "it enables ktrack_tpt_glob_one" grep -q '^ktrack_tpt_glob_one' "$TR/enabled_functions"
+check "and no function without '_'" test -z "$(awk '$1 !~ /_/' "$TR/enabled_functions")"
+check "session destroy kg takes it off" "$K" session destroy kg
+check "nothing of it stays enabled" test "$(wc -l <"$TR/enabled_functions")" -eq "$before"
+
+# --- record one shell's write, every function ---------------------------------
+mkfifo "$T/go"
+bash -c 'read -r _ <"$1"; echo "call 3" >"$2"' _ "$T/go" "$PROC" &
+cpid=$!
+rec=("$K" record -o "$T/all.ktr" -p "$cpid" --buffer-pages 1024 'f:all * a=$arg1:s32')
+"${rec[@]}" 2>"$T/rec.err" &
+rpid=$!
+if wait_line "$T/rec.err" "recording to"; then
+	echo go >"$T/go"
+	wait "$cpid"
+	kill -INT "$rpid"
+	wait "$rpid"
+	check "record over every function ends cleanly" test $? -eq 0
+	rm -f "$T/go"
+else
+	notok "record over every function starts"
+	cat "$T/rec.err" >&2
+	echo go >"$T/go"
+	wait "$cpid"
+	kill -INT "$rpid" 2>/dev/null
+	wait "$rpid"
+	rm -f "$T/go"
+fi
+"$K" report "$T/all.ktr" --json >"$T/all.json" 2>"$T/report.err"
+check "report reads it" test -s "$T/all.json"
+check "the shell's write: each glob function 3 times with its argument, vfs_write, only its pid, none lost" \
+	python3 - "$T/all.json" "$cpid" <<'PY'
+import collections, json, sys
+want = {"ktrack_tpt_glob_one": 10, "ktrack_tpt_glob_two": 20,
+        "ktrack_tpt_glob_three": 30, "ktrack_tpt_glob_four": 40}
+seen = collections.Counter()
+funcs = set()
+lost = 0
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "lost":
+        lost += e["fields"]["count"]
+        continue
+    if e.get("probe_event") != "entry":
+        continue
+    assert e["pid"] == int(sys.argv[2]), e
+    name = e["ip"].split("+")[0].split(" ")[0]
+    funcs.add(name)
+    if name in want:
+        assert e["fields"]["a"] == want[name], e
+        seen[name] += 1
+assert lost == 0, lost
+assert all(seen[f] == 3 for f in want), seen
+assert "vfs_write" in funcs, sorted(funcs)[:50]
+print("# %d functions seen" % len(funcs))
+PY
+
+# --- refusals ----------------------------------------------------------------
+expect_fail "f * with %return is refused" 1 "exits \\(%return or %both\\) hook each function" \
+	"$K" trace -d 1s 'f:allx *%return'
+expect_fail "two patterns past 1,024 are refused" 1 "give one glob" \
+	"$K" trace -d 1s 'f:two *,vfs_read'
+expect_fail "profile --live over every function is refused" 1 "exits \\(%return or %both\\) hook each function" \
+	"$K" profile --live '*' -d 1s
+expect_fail "--graph over every function is refused" 1 "names more than 1024 functions" \
+	"$K" trace -d 1s --graph vfs_read 'f:all *'
+check "nothing is left enabled in ftrace" test "$(wc -l <"$TR/enabled_functions")" -eq "$before"
+
+echo "1..$n"
