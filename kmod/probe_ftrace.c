@@ -12,43 +12,82 @@
  * The callback gets the argument registers (DYNAMIC_FTRACE_WITH_ARGS, on
  * x86-64 in both kernels); the whole pt_regs (FTRACE_OPS_FL_SAVE_REGS, a
  * slower trampoline) only when a fetch reads a register or the stack.
- * FTRACE_OPS_FL_RECURSION has ftrace guard against recursion (under "*"
- * the handler's own callees are in the filter) and disable preemption;
- * FTRACE_OPS_FL_RCU keeps the callback out of functions where RCU does not
- * watch (the idle loop's), as the handler reads RCU-protected state.
+ * FTRACE_OPS_FL_RECURSION has ftrace guard against recursion and disable
+ * preemption; FTRACE_OPS_FL_RCU keeps the callback out of functions where
+ * RCU does not watch (the idle loop's), as the handler reads RCU-protected
+ * state.  ftrace's guard lets one call through again in the same context
+ * (its "transition" bit): a traced function that the handler itself calls
+ * (a fetch's copy_from_kernel_nofault(), a stack walk) would be recorded as
+ * a hit, so the handler keeps its own bit per context, and such hits count
+ * as missed.  ktrack's own functions are no hits either: under "*" its
+ * reader's work would feed its rings.
  *
- * Modules: ftrace drops a going module's call sites, not the addresses in
- * our filter.  Such a stale address does nothing until a call site exists
- * there again, which only a module load makes (ftrace_module_enable(),
- * before the COMING notifier).  So at every COMING the filter is made again
- * from the glob (rejoin): the new module's matching functions join (its
- * init functions too), and any stale address of a module or init text that
- * went is dropped, all before the new module's code can run.  An update
- * that fails there disarms the probe rather than leave a stale address
- * live.
+ * The filter ("*" has none: ftrace then calls the ops for every function,
+ * modules that load later included, as for its function tracer):
+ *  - An anchor, a ktrack function that is never called, is in it first:
+ *    ftrace reads an empty filter as every function, and a filter could
+ *    otherwise become empty (ftrace_set_filter() installs what it matched
+ *    before an allocation failed, possibly nothing; the functions of the
+ *    modules that go leave it).
+ *  - ftrace drops a going module's call sites, not the addresses in our
+ *    filter, and a later module's text there would hit the probe: at GOING
+ *    the module's functions that the glob matches leave the filter (its
+ *    init functions at LIVE), and at COMING those of the new module join it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ftrace.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "compat_ftrace.h"
 #include "probe_internal.h"
+
+/* Per CPU, a bit per interrupt context level: the handler runs there. */
+static DEFINE_PER_CPU(unsigned int, kt_ftrace_busy);
+
+/* In every filter but "*" (see the top of the file); never called. */
+static noinline void kt_ftrace_anchor(void)
+{
+	barrier();
+}
+
+static notrace bool kt_ftrace_own(unsigned long ip)
+{
+	unsigned long base = (unsigned long)ktrack_module_text(THIS_MODULE);
+
+	return ip - base < ktrack_module_text_size(THIS_MODULE);
+}
 
 static notrace void kt_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	struct kt_probe *p = op->private;
+	struct kt_probe *p = READ_ONCE(op->private);
 	unsigned long args[KTRACK_FETCH_MAX_ARG];
-	/* NULL unless FTRACE_OPS_FL_SAVE_REGS: then no fetch needs it */
-	struct kt_fetch_ctx ctx = { .regs = ftrace_get_regs(fregs), .args = args };
+	unsigned int bit = 1U << interrupt_context_level();
+	struct kt_fetch_ctx ctx = { .args = args };
 	unsigned int i;
 
+	/* NULL: the ops outlived its probe (kt_ftrace_disarm()) */
+	if (unlikely(!p) || kt_ftrace_own(ip))
+		return;
+	/* preemption is off (FTRACE_OPS_FL_RECURSION) */
+	if (unlikely(this_cpu_read(kt_ftrace_busy) & bit)) {
+		this_cpu_inc(p->stats->missed);
+		return;
+	}
+	this_cpu_or(kt_ftrace_busy, bit);
+	/* NULL unless FTRACE_OPS_FL_SAVE_REGS: then no fetch needs it */
+	ctx.regs = ftrace_get_regs(fregs);
 	for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
 		args[i] = ktrack_fregs_arg(fregs, i);
 	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, ip, parent_ip);
+	this_cpu_and(kt_ftrace_busy, ~bit);
 }
 NOKPROBE_SYMBOL(kt_ftrace_hit);
 
@@ -64,29 +103,28 @@ static bool kt_ftrace_needs_regs(const struct kt_probe *p)
 	return false;
 }
 
-/*
- * "*": no filter at all, which ftrace reads as every function, as its
- * function tracer does: nothing to match (43k kallsyms lookups), and
- * modules that load later are in it without a rejoin.
- */
 static bool kt_ftrace_all(const struct kt_probe *p)
 {
 	return !strcmp(p->func_names[0], "*");
 }
 
 /*
- * The filter, made from the glob over the functions that have a call site
- * now (reset: what was there before goes).  -ENOENT when nothing matches,
- * and the filter is left as it was.  ftrace_set_filter() edits its buffer.
+ * The filter: the anchor, then the glob over the functions that have a
+ * call site now.  -ENOENT when the glob matches nothing.  ftrace_set_filter()
+ * edits its buffer: it gets a copy.
  */
-static int kt_ftrace_set(struct kt_probe *p, struct ftrace_ops *ops)
+static int kt_ftrace_filter(struct kt_probe *p, struct ftrace_ops *ops)
 {
-	char *glob = kstrdup(p->func_names[0], GFP_KERNEL);
+	char *glob;
 	int ret;
 
+	ret = ftrace_set_filter_ip(ops, (unsigned long)kt_ftrace_anchor, 0, 1);
+	if (ret)
+		return ret;
+	glob = kstrdup(p->func_names[0], GFP_KERNEL);
 	if (!glob)
 		return -ENOMEM;
-	ret = ftrace_set_filter(ops, glob, strlen(glob), 1);
+	ret = ftrace_set_filter(ops, glob, strlen(glob), 0);
 	kfree(glob);
 	return ret == -EINVAL ? -ENOENT : ret;
 }
@@ -96,6 +134,9 @@ static int kt_ftrace_arm(struct kt_probe *p)
 	struct ftrace_ops *ops;
 	int ret;
 
+	/* the handler reads the argument registers ftrace saves with it */
+	if (!IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_ARGS))
+		return -EOPNOTSUPP;
 	ops = kzalloc(sizeof(*ops), GFP_KERNEL_ACCOUNT);
 	if (!ops)
 		return -ENOMEM;
@@ -104,7 +145,7 @@ static int kt_ftrace_arm(struct kt_probe *p)
 	ops->flags = FTRACE_OPS_FL_RECURSION | FTRACE_OPS_FL_RCU;
 	if (kt_ftrace_needs_regs(p))
 		ops->flags |= FTRACE_OPS_FL_SAVE_REGS;
-	ret = kt_ftrace_all(p) ? 0 : kt_ftrace_set(p, ops);
+	ret = kt_ftrace_all(p) ? 0 : kt_ftrace_filter(p, ops);
 	if (!ret)
 		ret = register_ftrace_function(ops);
 	if (ret) {
@@ -114,9 +155,8 @@ static int kt_ftrace_arm(struct kt_probe *p)
 		case -ENOENT:
 		case -ENOMEM:
 		case -EPERM:
-			return ret;
 		case -EBUSY:
-			return -EBUSY;
+			return ret;
 		default:
 			return -EOPNOTSUPP;
 		}
@@ -128,7 +168,10 @@ static int kt_ftrace_arm(struct kt_probe *p)
 /*
  * unregister_ftrace_function() returns once no callback of the ops runs:
  * for ops that are not the kernel's own (FTRACE_OPS_FL_DYNAMIC) it waits
- * for every task to have left any trampoline.
+ * for every task to have left any trampoline.  It fails only when ftrace
+ * has shut itself down after a bug (ftrace_disabled): the call sites then
+ * keep calling the ops, which is kept for good, with this module, and let
+ * go of the probe (the handler reads its private under preemption off).
  */
 static void kt_ftrace_disarm(struct kt_probe *p)
 {
@@ -136,27 +179,129 @@ static void kt_ftrace_disarm(struct kt_probe *p)
 
 	if (!ops)
 		return;
-	unregister_ftrace_function(ops);
+	p->fops = NULL;
+	if (unregister_ftrace_function(ops)) {
+		WRITE_ONCE(ops->private, NULL);
+		synchronize_rcu();
+		__module_get(THIS_MODULE);
+		pr_err("probe %s: ftrace cannot take its ftrace_ops back: kept, with ktrack\n",
+		       p->name);
+		return;
+	}
 	ftrace_free_filter(ops);
 	kfree(ops);
-	p->fops = NULL;
+}
+
+/* A module's functions that the glob matches (kt_module_funcs()). */
+struct kt_fg_walk {
+	struct kt_funcs_walk w;
+	const char *glob;
+	unsigned long *ips;	/* NULL: count only */
+	u32 n;
+};
+
+static bool kt_fg_want(struct kt_funcs_walk *w, const char *name)
+{
+	const struct kt_fg_walk *g = container_of(w, struct kt_fg_walk, w);
+
+	return kt_glob(g->glob, name, strlen(name));
+}
+
+static int kt_fg_take(struct kt_funcs_walk *w, const char *name, unsigned long addr, bool init)
+{
+	struct kt_fg_walk *g = container_of(w, struct kt_fg_walk, w);
+
+	if (g->ips)
+		g->ips[g->n] = addr;
+	g->n++;
+	return 0;
+}
+
+static int kt_ulong_cmp(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /*
- * COMING: the filter made again (see the top of the file).  When nothing
- * matches any more (the glob named only functions of modules that went),
- * the old filter would stay, stale: the probe is disarmed instead, and
- * armed again at a later COMING that brings a match (probe_module.c).
+ * The functions of 'mod' in 'text' (KT_TEXT_*) that the glob matches join
+ * the filter, or leave it, in one update; should that fail, one update
+ * each, a function not in the filter (-ENOENT in removing: an alias ftrace
+ * named otherwise) skipped.  0 or -errno.
+ */
+static int kt_ftrace_edit(struct kt_probe *p, struct module *mod, unsigned int text, bool remove)
+{
+	struct kt_fg_walk g = {
+		.w = { .text = text, .want = kt_fg_want, .take = kt_fg_take },
+		.glob = p->func_names[0],
+	};
+	u32 i, n;
+	int ret, err;
+
+	/* counted first: the walk runs where nothing may sleep */
+	kt_module_funcs(mod, &g.w);
+	if (!g.n)
+		return 0;
+	g.ips = kmalloc_array(g.n, sizeof(*g.ips), GFP_KERNEL);
+	if (!g.ips)
+		return -ENOMEM;
+	n = g.n;
+	g.n = 0;
+	kt_module_funcs(mod, &g.w);
+	g.n = min(g.n, n);
+	/* one entry per address (aliases share one) */
+	sort(g.ips, g.n, sizeof(*g.ips), kt_ulong_cmp, NULL);
+	for (i = n = 0; i < g.n; i++)
+		if (!n || g.ips[n - 1] != g.ips[i])
+			g.ips[n++] = g.ips[i];
+	ret = ftrace_set_filter_ips(p->fops, g.ips, n, remove, 0);
+	if (ret) {
+		ret = 0;
+		for (i = 0; i < n; i++) {
+			err = ftrace_set_filter_ips(p->fops, &g.ips[i], 1, remove, 0);
+			if (err && !(remove && err == -ENOENT) && !ret)
+				ret = err;
+		}
+	}
+	kfree(g.ips);
+	return ret;
+}
+
+/*
+ * GOING (all of the module's text) or LIVE (its init text, about to be
+ * freed): the module's functions leave the filter.  The anchor stays, so
+ * the filter never becomes empty: KT_IN_NONE, or -errno (the caller
+ * disarms: a stale address must not stay).
+ */
+static int kt_ftrace_leave(struct kt_probe *p, struct module *mod, bool init_only)
+{
+	int ret;
+
+	if (kt_ftrace_all(p))
+		return KT_IN_NONE;
+	ret = kt_ftrace_edit(p, mod, init_only ? KT_TEXT_INIT : KT_TEXT_CORE | KT_TEXT_INIT, true);
+	return ret ? ret : KT_IN_NONE;
+}
+
+/*
+ * COMING, before the module's code can run: its functions that the glob
+ * matches (init functions too: they leave at LIVE) join the filter.  Under
+ * lockdown, or when they cannot, the probe is disarmed rather than
+ * follow the glob halfway.
  */
 static int kt_ftrace_rejoin(struct kt_probe *p, struct module *mod)
 {
-	int ret = kt_ftrace_all(p) ? 0 : kt_ftrace_set(p, p->fops);
+	int ret = 0;
 
+	if (kt_locked_down(p))
+		ret = -EPERM;
+	else if (!kt_ftrace_all(p))
+		ret = kt_ftrace_edit(p, mod, KT_TEXT_CORE | KT_TEXT_INIT, false);
 	if (!ret)
 		return 0;
-	if (ret != -ENOENT)
-		pr_warn("probe %s: cannot follow its glob into module %s (%d): disarmed\n",
-			p->name, mod->name, ret);
+	pr_warn("probe %s: cannot follow its glob into module %s (%d): disarmed\n", p->name,
+		mod->name, ret);
 	kt_disarm(p, KTRACK_PROBE_ST_DISARMED);
 	return 0;
 }
@@ -165,5 +310,6 @@ const struct kt_probe_ops kt_ftrace_glob_ops = {
 	.mechanism = KTRACK_MECH_FTRACE_OPS,
 	.arm = kt_ftrace_arm,
 	.disarm = kt_ftrace_disarm,
+	.leave = kt_ftrace_leave,
 	.rejoin = kt_ftrace_rejoin,
 };

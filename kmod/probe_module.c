@@ -123,7 +123,7 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 				ret);
 		return;
 	}
-	/* f over a kernel glob that came to match nothing: a match now? */
+	/* f over a kernel glob disarmed at a COMING: armed again at this one */
 	if (p->ops == &kt_ftrace_glob_ops && p->state == KTRACK_PROBE_ST_DISARMED) {
 		kt_arm(p);
 		return;

@@ -545,6 +545,16 @@ static int pt_enabled_tpt(void)
 	return atoi(out);
 }
 
+/* Is the kernel glob's anchor (a never-called ktrack function) in a filter? */
+static int pt_anchor_enabled(void)
+{
+	char out[256];
+
+	if (kt_run(out, sizeof(out), "grep -c '^kt_ftrace_anchor' /sys/kernel/tracing/enabled_functions"))
+		return 0;
+	return atoi(out);
+}
+
 /* r->ip is the ftrace call site: at most a few bytes in (ENDBR64) */
 static int pt_hits_at(char *buf, size_t len, int id, const char *name, int arg)
 {
@@ -633,17 +643,30 @@ TEST_F(attach, kernel_glob_one_ftrace_ops_follows_module_reload)
 	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
 	EXPECT_EQ(KTRACK_MECH_FTRACE_OPS, info.mechanism);
 	EXPECT_EQ(4, pt_enabled_tpt());
+	EXPECT_EQ(1, pt_anchor_enabled());
 	ASSERT_EQ(0, pt_cmd("call 3", 0));
 	len = pt_drain(self->fd, self->buf, BUFSZ);
 	for (i = 0; i < (int)ARRAY_SIZE(names); i++)
 		EXPECT_EQ(3, pt_hits_at(self->buf, len, id, names[i], 10 * (i + 1))) TH_LOG("%d", i);
 	EXPECT_EQ(12, pt_count(self->buf, len, id, 0));
 
-	/* the module goes and comes back: the glob follows it */
+	/*
+	 * The module goes and comes back: the glob follows it.  While it is
+	 * away the filter holds the anchor alone (empty, it would trace every
+	 * function), and the probe stays armed.
+	 */
 	ASSERT_EQ(0, kt_rmmod(PT_MODULE));
 	ASSERT_EQ(0, pt_info(self->fd, id, &info));
 	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
 	EXPECT_EQ(0, pt_enabled_tpt());
+	EXPECT_EQ(1, pt_anchor_enabled());
+	{
+		char out[64];
+
+		/* one line: the anchor; not every function */
+		ASSERT_EQ(0, kt_run(out, sizeof(out), "wc -l < /sys/kernel/tracing/enabled_functions"));
+		EXPECT_GT(1000, atoi(out)) TH_LOG("%s", out);
+	}
 	ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
 	ASSERT_EQ(0, pt_info(self->fd, id, &info));
 	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
@@ -663,6 +686,7 @@ TEST_F(attach, kernel_glob_one_ftrace_ops_follows_module_reload)
 		ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
 	}
 	EXPECT_EQ(0, pt_enabled_tpt());
+	EXPECT_EQ(0, pt_anchor_enabled());
 	ASSERT_EQ(0, pt_cmd("call 1", 0));
 	len = pt_drain(self->fd, self->buf, BUFSZ);
 	EXPECT_EQ(0, pt_count(self->buf, len, id, 0));

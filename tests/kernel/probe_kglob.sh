@@ -88,7 +88,7 @@ check "nothing of it stays enabled" test "$(wc -l <"$TR/enabled_functions")" -eq
 mkfifo "$T/go"
 bash -c 'read -r _ <"$1"; echo "call 3" >"$2"' _ "$T/go" "$PROC" &
 cpid=$!
-rec=("$K" record -o "$T/all.ktr" -p "$cpid" --buffer-pages 1024 'f:all * a=$arg1:s32')
+rec=("$K" record -o "$T/all.ktr" -p "$cpid" --buffer-pages 1024 'f:all * a=$arg1:s32 x=+0($arg1):u64')
 "${rec[@]}" 2>"$T/rec.err" &
 rpid=$!
 if wait_line "$T/rec.err" "recording to"; then
@@ -109,7 +109,11 @@ else
 fi
 "$K" report "$T/all.ktr" --json >"$T/all.json" 2>"$T/report.err"
 check "report reads it" test -s "$T/all.json"
-check "the shell's write: each glob function 3 times with its argument, vfs_write, only its pid, none lost" \
+# The deref fetch reads through copy_from_kernel_nofault(), traced on 6.12:
+# the handler's own call is no hit (it counts as missed).
+grep -q '^copy_from_kernel_nofault\b' "$TR/available_filter_functions" &&
+	echo "# copy_from_kernel_nofault is traceable here"
+check "the shell's write: each glob function 3 times with its argument, vfs_write, only its pid, none lost, no hit of the handler's own calls" \
 	python3 - "$T/all.json" "$cpid" <<'PY'
 import collections, json, sys
 want = {"ktrack_tpt_glob_one": 10, "ktrack_tpt_glob_two": 20,
@@ -133,6 +137,9 @@ for l in open(sys.argv[1]):
 assert lost == 0, lost
 assert all(seen[f] == 3 for f in want), seen
 assert "vfs_write" in funcs, sorted(funcs)[:50]
+assert "copy_from_kernel_nofault" not in funcs, "a hit of the handler's own fetch"
+assert not any(f.startswith("kt_") or f.startswith("ktrack_session") or f.startswith("ktrack_ring")
+               for f in funcs), [f for f in funcs if f.startswith("kt")]
 print("# %d functions seen" % len(funcs))
 PY
 

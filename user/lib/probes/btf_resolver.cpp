@@ -243,7 +243,7 @@ Proto find_proto(const ProbeSpec &spec, const struct btf *b, size_t pos) {
   }
   std::string fn = spec.symbol;
   if (spec.kind == ProbeKind::kFuncs) {
-    if (spec.funcs.size() != 1 && !spec.funcs.empty())
+    if ((spec.funcs.size() != 1 && !spec.funcs.empty()) || spec.kernel_glob)
       throw SpecError(spec.text, pos, "BTF names need a single function; use $argN over several functions");
     fn = spec.funcs.empty() ? spec.patterns[0] : spec.funcs[0];
   }

@@ -32,6 +32,7 @@ std::string target_of(const ProbeSpec &s) {
         for (const auto &p : s.patterns) globs += (globs.empty() ? "" : ",") + p;
         return s.module + ":" + globs;
       }
+      if (s.kernel_glob) return fmt::format("every function matching {} (kernel glob)", s.funcs.at(0));
       return fmt::format("{} function{}", s.funcs.size(), s.funcs.size() == 1 ? "" : "s");
     case ProbeKind::kTracepoint:
       return (s.module.empty() ? "" : s.module + ":") +
