@@ -477,6 +477,55 @@ TEST(ProbeCompiler, FuncsAndTracepointBlobs) {
   EXPECT_STREQ("sched_process_fork", d.symbol);
 }
 
+// One glob naming more than KTRACK_PROBE_MAX_FUNCS functions (and "*",
+// which is not even listed) goes to the kernel as the glob, entries only
+// (KTRACK_PROBE_F_KERNEL_GLOB); exits and several patterns past the cap
+// are refused with a sentence.
+class ManySymbols : public FakeSymbols {
+ public:
+  std::vector<std::string> filter_functions() override {
+    std::vector<std::string> v = FakeSymbols::filter_functions();
+    for (int i = 0; i < KTRACK_PROBE_MAX_FUNCS + 10; i++) v.push_back("many_fn_" + std::to_string(i));
+    return v;
+  }
+};
+
+TEST(ProbeCompiler, GlobOverTheCapGoesToTheKernel) {
+  ManySymbols syms;
+  auto g = parse_probe_spec("f:mf many_* a=$arg1:s32");
+  resolve_symbols(g, syms);
+  EXPECT_TRUE(g.kernel_glob);
+  EXPECT_EQ((std::vector<std::string>{"many_*"}), g.funcs);
+  auto blob = compile_probe(g);
+  ktrack_probe_desc d;
+  std::memcpy(&d, blob.data(), sizeof(d));
+  EXPECT_EQ(KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, d.flags);
+  EXPECT_EQ(1, d.nr_funcs);
+  EXPECT_EQ(std::string("many_*\0", 7),
+            std::string(reinterpret_cast<const char *>(blob.data()) + d.funcs_off, d.funcs_len));
+  // under the cap: names, as before
+  auto v = parse_probe_spec("f vfs_*");
+  resolve_symbols(v, syms);
+  EXPECT_FALSE(v.kernel_glob);
+  // "*": every function, not listed first
+  class Unlisted : public FakeSymbols {
+   public:
+    std::vector<std::string> filter_functions() override {
+      ADD_FAILURE() << "f * listed the functions";
+      return {};
+    }
+  } unlisted;
+  auto all = parse_probe_spec("f:all *");
+  resolve_symbols(all, unlisted);
+  EXPECT_TRUE(all.kernel_glob);
+  EXPECT_EQ((std::vector<std::string>{"*"}), all.funcs);
+  const Refusal bad[] = {{"f many_*%return", "exits (%return or %both) hook each function"},
+                         {"f many_*%both", "exits (%return or %both) hook each function"},
+                         {"f *%return", "exits (%return or %both) hook each function"},
+                         {"f many_*,vfs_read", "give one glob"}};
+  expect_refusals(syms, bad);
+}
+
 // f MOD:GLOB: the globs go to the kernel as written, with the module; no
 // symbol is looked up (the module may not be loaded yet).
 TEST(ProbeCompiler, FuncsModuleGlobsGoToTheKernel) {
