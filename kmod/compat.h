@@ -32,6 +32,16 @@
 #endif
 
 /*
+ * local_clock() for code that runs in probe handlers: 6.1 has it inline,
+ * as sched_clock_cpu() of this CPU; since 6.5 ("sched/clock: Make
+ * local_clock() noinstr") it is
+ * an out-of-line function that ftrace can trace, so a probe over every
+ * function (f *) would trace its own clock at each hit.  sched_clock_cpu()
+ * is the same clock, notrace and exported on both kernels.
+ */
+#define ktrack_local_clock()	sched_clock_cpu(raw_smp_processor_id())
+
+/*
  * A module's text: 6.4 (commit ac3b43283923) split the core and init
  * layouts into mem[MOD_*] regions; 6.1 has core_layout/init_layout, whose
  * text comes first and is text_size long.

@@ -2,7 +2,7 @@
 /*
  * latency_noise.c - the latency tracer "noise", after the kernel's osnoise:
  * per CPU a kernel thread that, for 'runtime' of every 'period', spins
- * reading local_clock(); a gap between two reads longer than 'tolerance' is
+ * reading the local clock; a gap between two reads longer than 'tolerance' is
  * noise: time the CPU did something else.  Tracepoint handlers on
  * irq_handler_entry/exit, softirq_entry/exit, nmi_handler and sched_switch
  * count, on each CPU while its noise thread is sampling and is the task
@@ -40,6 +40,7 @@
 #include <linux/sched/clock.h>
 #include <linux/tracepoint.h>
 
+#include "compat.h"
 #include "latency.h"
 #include "ktrack_trace.h"
 #include "probe_internal.h"
@@ -79,7 +80,7 @@ static notrace void kt_onoise_irq_entry(void *data, int irq, struct irqaction *a
 	if (!c)
 		return;
 	c->irq_nmi_ns = c->n.nmi_ns;
-	c->irq_start = local_clock();
+	c->irq_start = ktrack_local_clock();
 }
 
 static notrace void kt_onoise_irq_exit(void *data, int irq, struct irqaction *action, int ret)
@@ -89,7 +90,7 @@ static notrace void kt_onoise_irq_exit(void *data, int irq, struct irqaction *ac
 
 	if (!c->irq_start)
 		return;		/* its entry was not counted */
-	d = local_clock() - c->irq_start - (c->n.nmi_ns - c->irq_nmi_ns);
+	d = ktrack_local_clock() - c->irq_start - (c->n.nmi_ns - c->irq_nmi_ns);
 	c->irq_start = 0;
 	c->n.irq_count++;
 	c->n.irq_ns += (s64)d > 0 ? d : 0;
@@ -103,7 +104,7 @@ static notrace void kt_onoise_softirq_entry(void *data, unsigned int vec_nr)
 		return;
 	c->softirq_irq_ns = c->n.irq_ns;
 	c->softirq_nmi_ns = c->n.nmi_ns;
-	c->softirq_start = local_clock();
+	c->softirq_start = ktrack_local_clock();
 }
 
 static notrace void kt_onoise_softirq_exit(void *data, unsigned int vec_nr)
@@ -113,7 +114,7 @@ static notrace void kt_onoise_softirq_exit(void *data, unsigned int vec_nr)
 
 	if (!c->softirq_start)
 		return;
-	d = local_clock() - c->softirq_start - (c->n.irq_ns - c->softirq_irq_ns) -
+	d = ktrack_local_clock() - c->softirq_start - (c->n.irq_ns - c->softirq_irq_ns) -
 	    (c->n.nmi_ns - c->softirq_nmi_ns);
 	c->softirq_start = 0;
 	c->n.softirq_count++;
@@ -138,10 +139,10 @@ static notrace void kt_onoise_switch(void *data, bool preempt, struct task_struc
 	if (!READ_ONCE(c->sampling))
 		return;
 	if (prev == c->task) {
-		c->switched_out = local_clock();
+		c->switched_out = ktrack_local_clock();
 	} else if (next == c->task && c->switched_out) {
 		c->n.thread_count++;
-		c->n.thread_ns += local_clock() - c->switched_out;
+		c->n.thread_ns += ktrack_local_clock() - c->switched_out;
 		c->switched_out = 0;
 	}
 }
@@ -230,13 +231,13 @@ static void kt_onoise_sample(struct kt_onoise *c, struct kt_osnoise_sample *s)
 	kt_onoise_snapshot(c, &a);
 	WRITE_ONCE(c->sampling, true);
 	barrier();	/* the handlers count from here */
-	start = local_clock();
+	start = ktrack_local_clock();
 	last = start;
 	counted = kt_onoise_counted_ns(c);
 	do {
 		u64 gap, rest;
 
-		now = local_clock();
+		now = ktrack_local_clock();
 		cur = kt_onoise_counted_ns(c);
 		gap = now - last;
 		if (gap > kt_onoise_tolerance) {

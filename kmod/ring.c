@@ -48,6 +48,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "ktrack_internal.h"
 #include "ktrack_trace.h"
 #include "ring.h"
@@ -61,7 +62,7 @@ static notrace u64 session_clock(const struct ktrack_session *s)
 	case KTRACK_CLOCK_BOOT:
 		return ktime_get_boot_fast_ns();
 	default:
-		return local_clock();
+		return ktrack_local_clock();
 	}
 }
 
