@@ -32,11 +32,10 @@
 #endif
 
 /*
- * local_clock() for code that runs in probe handlers: 6.1 has it inline,
- * as sched_clock_cpu() of this CPU; since 6.5 ("sched/clock: Make
- * local_clock() noinstr") it is
- * an out-of-line function that ftrace can trace, so a probe over every
- * function (f *) would trace its own clock at each hit.  sched_clock_cpu()
+ * local_clock() for code that runs in probe handlers: 6.1 has it inline, as
+ * sched_clock_cpu() of this CPU; 6.12 has it out of line ("sched/clock:
+ * Make local_clock() noinstr"), where ftrace can trace it, so a probe over
+ * every function (f *) traced its own clock at each hit.  sched_clock_cpu()
  * is the same clock, notrace and exported on both kernels.
  */
 #define ktrack_local_clock()	sched_clock_cpu(raw_smp_processor_id())

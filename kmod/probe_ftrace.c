@@ -82,10 +82,13 @@ static notrace void kt_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 		return;
 	}
 	this_cpu_or(kt_ftrace_busy, bit);
-	/* NULL unless FTRACE_OPS_FL_SAVE_REGS: then no fetch needs it */
-	ctx.regs = ftrace_get_regs(fregs);
-	for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
-		args[i] = ktrack_fregs_arg(fregs, i);
+	/* only fetches read them (none under a bare "f *") */
+	if (p->nr_fetch) {
+		/* NULL unless FTRACE_OPS_FL_SAVE_REGS: then no fetch needs it */
+		ctx.regs = ftrace_get_regs(fregs);
+		for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
+			args[i] = ktrack_fregs_arg(fregs, i);
+	}
 	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, ip, parent_ip);
 	this_cpu_and(kt_ftrace_busy, ~bit);
 }

@@ -322,17 +322,6 @@ void resolve_user(ProbeSpec &spec, size_t pos) {
   spec.file_offset = *off;
 }
 
-// @SYM arguments: their addresses.
-void resolve_args(ProbeSpec &spec, SymbolSource &syms) {
-  for (auto &a : spec.args) {
-    if (a.symbol.empty()) continue;
-    auto addrs = syms.lookup("", a.symbol);
-    if (addrs.empty()) fail(spec.text, a.pos, fmt::format("symbol not found: {}", a.symbol));
-    if (addrs.size() > 1) fail(spec.text, a.pos, fmt::format("{} is not unique: use @ADDR", a.symbol));
-    a.param = (int64_t)addrs[0];
-  }
-}
-
 }  // namespace
 
 void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
@@ -415,15 +404,21 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
                  picked.size(), KTRACK_PROBE_MAX_FUNCS));
       spec.kernel_glob = true;
       spec.funcs = {spec.patterns[0]};
-      return resolve_args(spec, syms);
+    } else {
+      spec.funcs.assign(picked.begin(), picked.end());
     }
-    spec.funcs.assign(picked.begin(), picked.end());
   }
   if (spec.is_user()) resolve_user(spec, target_pos());
   if (spec.kind == ProbeKind::kTracepoint) resolve_tracepoint(spec, syms, target_pos());
   if (spec.kind == ProbeKind::kEvent) resolve_fields(spec, syms, target_pos());
   if (spec.kind == ProbeKind::kUserEvent) resolve_user_event(spec, syms, target_pos());
-  resolve_args(spec, syms);
+  for (auto &a : spec.args) {
+    if (a.symbol.empty()) continue;
+    auto addrs = syms.lookup("", a.symbol);
+    if (addrs.empty()) fail(t, a.pos, fmt::format("symbol not found: {}", a.symbol));
+    if (addrs.size() > 1) fail(t, a.pos, fmt::format("{} is not unique: use @ADDR", a.symbol));
+    a.param = (int64_t)addrs[0];
+  }
 }
 
 }  // namespace ktrack
