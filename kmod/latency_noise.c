@@ -222,37 +222,58 @@ static void kt_onoise_snapshot(const struct kt_onoise *c, struct kt_onoise_count
 	n->thread_ns = READ_ONCE(c->n.thread_ns);
 }
 
-/* One period's sampling on this CPU (the thread is bound to it). */
+/* A gap between two clock reads, and the interference counted during it. */
+static void kt_onoise_gap(struct kt_onoise *c, struct kt_osnoise_sample *s, u64 gap,
+			  u64 *counted)
+{
+	u64 cur = kt_onoise_counted_ns(c), rest;
+
+	if (gap > kt_onoise_tolerance) {
+		s->noise_ns += gap;
+		s->max_single_ns = max(s->max_single_ns, gap);
+		rest = gap > cur - *counted ? gap - (cur - *counted) : 0;
+		if (rest > kt_onoise_tolerance) {
+			s->hw_count++;
+			s->hw_ns += rest;
+		}
+	}
+	*counted = cur;
+}
+
+/*
+ * One period's sampling on this CPU (the thread is bound to it).  What the
+ * handlers count must lie between two reads of the clock, inside one gap:
+ * so the counting starts with the first read and ends with the last, IRQs
+ * off around each, and every cond_resched() (where the thread is switched
+ * out) is followed by a read.  The loop's last cond_resched() used to be
+ * followed by none: a switch-out there counted as thread noise with no gap
+ * around it (seen: a 300 ms FIFO spin as 320 ms of thread noise, the
+ * largest gap 5 ms).
+ */
 static void kt_onoise_sample(struct kt_onoise *c, struct kt_osnoise_sample *s)
 {
 	struct kt_onoise_count a, b;
-	u64 start, last, now, counted, cur;
+	u64 start, last, now, counted;
+	unsigned long flags;
 
+	local_irq_save(flags);
 	kt_onoise_snapshot(c, &a);
 	WRITE_ONCE(c->sampling, true);
 	barrier();	/* the handlers count from here */
 	start = ktrack_local_clock();
-	last = start;
 	counted = kt_onoise_counted_ns(c);
+	local_irq_restore(flags);
+	last = start;
 	do {
-		u64 gap, rest;
-
-		now = ktrack_local_clock();
-		cur = kt_onoise_counted_ns(c);
-		gap = now - last;
-		if (gap > kt_onoise_tolerance) {
-			s->noise_ns += gap;
-			s->max_single_ns = max(s->max_single_ns, gap);
-			rest = gap > cur - counted ? gap - (cur - counted) : 0;
-			if (rest > kt_onoise_tolerance) {
-				s->hw_count++;
-				s->hw_ns += rest;
-			}
-		}
-		counted = cur;
-		last = now;
 		cond_resched();
+		now = ktrack_local_clock();
+		kt_onoise_gap(c, s, now - last, &counted);
+		last = now;
 	} while (now - start < kt_onoise_runtime && !kthread_should_stop());
+	/* the last read: with IRQs off, nothing counted can come after it */
+	local_irq_save(flags);
+	now = ktrack_local_clock();
+	kt_onoise_gap(c, s, now - last, &counted);
 	barrier();
 	WRITE_ONCE(c->sampling, false);
 	/*
@@ -261,6 +282,7 @@ static void kt_onoise_sample(struct kt_onoise *c, struct kt_osnoise_sample *s)
 	 */
 	c->switched_out = 0;
 	kt_onoise_snapshot(c, &b);
+	local_irq_restore(flags);
 	s->runtime_ns = now - start;
 	s->irq_count = b.irq_count - a.irq_count;
 	s->irq_ns = b.irq_ns - a.irq_ns;
