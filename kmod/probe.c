@@ -76,7 +76,7 @@ u64 ktrack_probe_features(void)
 	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
 		f |= KTRACK_FEAT_FTRACE_OPS;
 	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_ARGS))
-		f |= KTRACK_FEAT_KERNEL_GLOB;
+		f |= KTRACK_FEAT_KERNEL_GLOB | KTRACK_FEAT_KPROBE_FTRACE_OPS;
 	return f;
 }
 
@@ -97,8 +97,9 @@ static const struct kt_probe_ops *const kt_probe_kinds[] = {
 
 static const struct kt_probe_ops *kt_probe_ops_of(u32 kind, u32 flags)
 {
-	/* f over a kernel glob: ktrack's own ftrace_ops (probe_ftrace.c) */
-	if (kind == KTRACK_PROBE_FUNCS && (flags & KTRACK_PROBE_F_KERNEL_GLOB))
+	/* f over a kernel glob, p at entry: ktrack's own ftrace_ops (probe_ftrace.c) */
+	if ((kind == KTRACK_PROBE_FUNCS || kind == KTRACK_PROBE_KPROBE) &&
+	    (flags & KTRACK_PROBE_F_KERNEL_GLOB))
 		return &kt_ftrace_glob_ops;
 	return kind < ARRAY_SIZE(kt_probe_kinds) ? kt_probe_kinds[kind] : NULL;
 }

@@ -497,9 +497,10 @@ static int kt_check_graph(const struct ktrack_probe_desc *d)
 
 /*
  * KTRACK_PROBE_F_KERNEL_GLOB: entries of an f probe, one glob and no
- * module.  The glob goes to ftrace_set_filter(), which reads "!GLOB" as
- * "remove" and a number as an index into available_filter_functions: a
- * glob is a name pattern here, nothing else.
+ * module; or a p probe at a function's entry, by name.  The glob (the
+ * name) goes to ftrace_set_filter(), which reads "!GLOB" as "remove" and
+ * a number as an index into available_filter_functions: a glob is a name
+ * pattern here, nothing else, and a p probe's name has no glob character.
  */
 static int kt_check_kernel_glob(const struct ktrack_probe_desc *d)
 {
@@ -507,6 +508,16 @@ static int kt_check_kernel_glob(const struct ktrack_probe_desc *d)
 
 	if (!(d->flags & KTRACK_PROBE_F_KERNEL_GLOB))
 		return 0;
+	/* p at a function's entry, by name: the name, not a pattern */
+	if (d->kind == KTRACK_PROBE_KPROBE) {
+		if (d->flags != KTRACK_PROBE_F_KERNEL_GLOB || !d->symbol[0] || d->offset ||
+		    d->addr || d->module[0] || d->nr_funcs || d->funcs_len)
+			return -EINVAL;
+		if (d->symbol[0] == '!' || isdigit(d->symbol[0]) ||
+		    strpbrk(d->symbol, "*?[]\\"))
+			return -EINVAL;
+		return 0;
+	}
 	if (d->kind != KTRACK_PROBE_FUNCS || d->flags != (KTRACK_PROBE_F_KERNEL_GLOB |
 							   KTRACK_PROBE_F_ENTRY))
 		return -EINVAL;
@@ -538,8 +549,11 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		return ERR_PTR(-EINVAL);
 	if (d->flags & ~all_flags)
 		return ERR_PTR(-EINVAL);
+	/* other kinds: no flag, but a p probe's kernel glob (its name) */
 	if (d->kind == KTRACK_PROBE_FUNCS ?
-	    !(d->flags & (KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT)) : d->flags != 0)
+	    !(d->flags & (KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_EXIT)) :
+	    d->flags != 0 && !(d->kind == KTRACK_PROBE_KPROBE &&
+			       d->flags == KTRACK_PROBE_F_KERNEL_GLOB))
 		return ERR_PTR(-EINVAL);
 	if (kt_check_graph(d) || kt_check_kernel_glob(d))
 		return ERR_PTR(-EINVAL);
@@ -670,6 +684,15 @@ struct kt_probe *kt_probe_from_desc(void *desc, u32 size)
 		ret = kt_split_funcs(p, d);
 		if (ret)
 			goto err;
+	}
+	/* p at entry through ftrace_ops: its name is the filter's glob */
+	if (d->kind == KTRACK_PROBE_KPROBE && (p->flags & KTRACK_PROBE_F_KERNEL_GLOB)) {
+		p->func_names = kcalloc(1, sizeof(*p->func_names), GFP_KERNEL_ACCOUNT);
+		if (!p->func_names) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		p->func_names[0] = p->symbol;
 	}
 	if (kt_probe_is_user(p) || p->kind == KTRACK_PROBE_UEVENT) {
 		if (kt_probe_is_user(p))

@@ -3,6 +3,10 @@
  * probe_ftrace.c - f probes over a kernel glob (KTRACK_PROBE_F_KERNEL_GLOB):
  * one ftrace_ops of ktrack's own, whose filter ftrace fills from the glob
  * over every traceable function of the kernel and of its loaded modules.
+ * ktrackctl sends an entry-only f on one name this way too, and a p probe
+ * at a function's entry (kind KPROBE, the symbol as the glob): per hit one
+ * callback with the argument registers, where a kprobe at the ftrace call
+ * site saves the whole pt_regs and goes through the kprobes core.
  * There is no cap on the functions (f * takes them all), and arming or
  * disarming is one filter update and one registration, however many
  * functions: what ftrace's function tracer does.  Entries only: a return
@@ -13,9 +17,9 @@
  * x86-64 in both kernels); the whole pt_regs (FTRACE_OPS_FL_SAVE_REGS, a
  * slower trampoline) only when a fetch reads a register or the stack.
  * FTRACE_OPS_FL_RECURSION has ftrace guard against recursion and disable
- * preemption; FTRACE_OPS_FL_RCU keeps the callback out of functions where
- * RCU does not watch (the idle loop's), as the handler reads RCU-protected
- * state.  ftrace's guard lets one call through again in the same context
+ * preemption.  The handler reads RCU-protected state, so a hit where RCU
+ * does not watch (the idle loop's functions on 6.1) counts as missed; not
+ * FTRACE_OPS_FL_RCU, which would drop it uncounted.  ftrace's guard lets one call through again in the same context
  * (its "transition" bit): a traced function that the handler itself calls
  * (a fetch's copy_from_kernel_nofault(), a stack walk) would be recorded as
  * a hit, so the handler keeps its own bit per context, and such hits count
@@ -40,6 +44,7 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -76,6 +81,11 @@ static notrace void kt_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 	/* NULL: the ops outlived its probe (kt_ftrace_disarm()) */
 	if (unlikely(!p) || kt_ftrace_own(ip))
 		return;
+	/* the handler reads RCU-protected state: a hit where RCU does not watch is missed */
+	if (unlikely(!rcu_is_watching())) {
+		this_cpu_inc(p->stats->missed);
+		return;
+	}
 	/* preemption is off (FTRACE_OPS_FL_RECURSION) */
 	if (unlikely(this_cpu_read(kt_ftrace_busy) & bit)) {
 		this_cpu_inc(p->stats->missed);
@@ -145,7 +155,7 @@ static int kt_ftrace_arm(struct kt_probe *p)
 		return -ENOMEM;
 	ops->func = kt_ftrace_hit;
 	ops->private = p;
-	ops->flags = FTRACE_OPS_FL_RECURSION | FTRACE_OPS_FL_RCU;
+	ops->flags = FTRACE_OPS_FL_RECURSION;
 	if (kt_ftrace_needs_regs(p))
 		ops->flags |= FTRACE_OPS_FL_SAVE_REGS;
 	ret = kt_ftrace_all(p) ? 0 : kt_ftrace_filter(p, ops);
@@ -279,11 +289,25 @@ static int kt_ftrace_edit(struct kt_probe *p, struct module *mod, unsigned int t
  */
 static int kt_ftrace_leave(struct kt_probe *p, struct module *mod, bool init_only)
 {
+	unsigned int text = init_only ? KT_TEXT_INIT : KT_TEXT_CORE | KT_TEXT_INIT;
 	int ret;
 
 	if (kt_ftrace_all(p))
 		return KT_IN_NONE;
-	ret = kt_ftrace_edit(p, mod, init_only ? KT_TEXT_INIT : KT_TEXT_CORE | KT_TEXT_INIT, true);
+	/*
+	 * p: its one function goes with the module: the caller disarms it,
+	 * as a kprobe's, and arms it again when that module comes back
+	 */
+	if (p->kind == KTRACK_PROBE_KPROBE) {
+		struct kt_fg_walk g = {
+			.w = { .text = text, .want = kt_fg_want, .take = kt_fg_take },
+			.glob = p->func_names[0],
+		};
+
+		kt_module_funcs(mod, &g.w);
+		return g.n ? KT_IN_ALL : KT_IN_NONE;
+	}
+	ret = kt_ftrace_edit(p, mod, text, true);
 	return ret ? ret : KT_IN_NONE;
 }
 
@@ -297,6 +321,9 @@ static int kt_ftrace_rejoin(struct kt_probe *p, struct module *mod)
 {
 	int ret = 0;
 
+	/* p is one function, not a name to follow into other modules */
+	if (p->kind == KTRACK_PROBE_KPROBE)
+		return 0;
 	if (kt_locked_down(p))
 		ret = -EPERM;
 	else if (!kt_ftrace_all(p))

@@ -123,9 +123,15 @@ static void kt_module_coming(struct kt_probe *p, struct module *mod)
 				ret);
 		return;
 	}
-	/* f over a kernel glob disarmed at a COMING: armed again at this one */
+	/*
+	 * f over a kernel glob disarmed at a COMING: armed again at this one;
+	 * p at entry through ftrace_ops: when the module it went with comes
+	 */
 	if (p->ops == &kt_ftrace_glob_ops && p->state == KTRACK_PROBE_ST_DISARMED) {
-		kt_arm(p);
+		if (p->kind == KTRACK_PROBE_KPROBE && strcmp(p->gone_module, mod->name))
+			return;
+		if (kt_arm(p) && p->kind == KTRACK_PROBE_KPROBE)
+			pr_warn("probe %s: cannot arm in module %s\n", p->name, mod->name);
 		return;
 	}
 	if (p->state == KTRACK_PROBE_ST_ARMED) {

@@ -41,6 +41,7 @@
 #define KTRACK_FEAT_USER_EVENT	(1ULL << 27)	/* KTRACK_IOC_UEVENT_*, KTRACK_PROBE_UEVENT */
 #define KTRACK_FEAT_GROUP	(1ULL << 28)	/* KTRACK_CFG_F_GROUP (docs/ACCESS.md) */
 #define KTRACK_FEAT_KERNEL_GLOB	(1ULL << 29)	/* KTRACK_PROBE_F_KERNEL_GLOB, KTRACK_MECH_FTRACE_OPS */
+#define KTRACK_FEAT_KPROBE_FTRACE_OPS (1ULL << 30) /* KTRACK_PROBE_F_KERNEL_GLOB on p at entry */
 struct ktrack_version {
 	__u32 size;		/* in: sizeof(struct ktrack_version) */
 	__u32 abi_version;	/* out: KTRACK_ABI_VERSION of the module */
@@ -431,6 +432,9 @@ struct ktrack_snapshot {
  * followed into modules that load later.  Entries only (F_ENTRY alone; no
  * PROFILE or GRAPH flags), through ktrack's own ftrace_ops
  * (KTRACK_MECH_FTRACE_OPS); ktrack's own functions are left out.
+ * p, KTRACK_FEAT_KPROBE_FTRACE_OPS: the same ftrace_ops at a function's
+ * entry, for a symbol with no offset, module or address, and no glob
+ * character (flags = F_KERNEL_GLOB alone): ftrace matches the name.
  */
 #define KTRACK_PROBE_F_KERNEL_GLOB	(1U << 5)
 /* Fetch sources (ktrack_probe_fetch.src). */
@@ -572,7 +576,7 @@ struct ktrack_probe_action {
 #define KTRACK_MECH_PERF_EVENT	6	/* e: a kernel perf event per CPU */
 #define KTRACK_MECH_UPROBE	7	/* u, ur: uprobe_register() */
 #define KTRACK_MECH_UEVENT	8	/* U: write(2) of a registered user event */
-#define KTRACK_MECH_FTRACE_OPS	9	/* f over a kernel glob: one ftrace_ops */
+#define KTRACK_MECH_FTRACE_OPS	9	/* f over a kernel glob, p at entry: one ftrace_ops */
 #define KTRACK_PROBE_ST_PENDING	 1	/* module not loaded yet */
 #define KTRACK_PROBE_ST_ARMED	 2
 #define KTRACK_PROBE_ST_DISARMED 3	/* its module went away; re-arms on load */

@@ -692,4 +692,100 @@ TEST_F(attach, kernel_glob_one_ftrace_ops_follows_module_reload)
 	EXPECT_EQ(0, pt_count(self->buf, len, id, 0));
 }
 
+/*
+ * A p probe at a function's entry through the same ftrace_ops (kind
+ * KPROBE, KTRACK_PROBE_F_KERNEL_GLOB alone, the symbol as the name
+ * ftrace matches; KTRACK_FEAT_KPROBE_FTRACE_OPS): armed on that one
+ * function, its hits recorded with their argument, nothing left in ftrace
+ * once deleted.  Refused: an offset, a module, an address, a glob
+ * character, another flag; a name ftrace does not know is ENOENT.
+ */
+TEST_F(attach, kprobe_at_entry_through_ftrace_ops)
+{
+	static const struct {
+		const char *sym;
+		uint32_t flags;
+		uint64_t offset;
+		const char *module;
+		int err;
+	} bad[] = {
+		{ "ktrack_tpt_glob_two", KTRACK_PROBE_F_KERNEL_GLOB, 4, NULL, -EINVAL },
+		{ "ktrack_tpt_glob_two", KTRACK_PROBE_F_KERNEL_GLOB, 0, PT_MODULE, -EINVAL },
+		{ "ktrack_tpt_glob_tw*", KTRACK_PROBE_F_KERNEL_GLOB, 0, NULL, -EINVAL },
+		{ "ktrack_tpt_glob_tw?", KTRACK_PROBE_F_KERNEL_GLOB, 0, NULL, -EINVAL },
+		{ "!ktrack_tpt_glob_t", KTRACK_PROBE_F_KERNEL_GLOB, 0, NULL, -EINVAL },
+		{ "ktrack_tpt_glob_two", KTRACK_PROBE_F_KERNEL_GLOB | KTRACK_PROBE_F_ENTRY, 0, NULL,
+		  -EINVAL },
+		{ "ktrack_tpt_glob_two", KTRACK_PROBE_F_ENTRY, 0, NULL, -EINVAL },
+		{ "ktrack_tpt_nosuchfn", KTRACK_PROBE_F_KERNEL_GLOB, 0, NULL, -ENOENT },
+	};
+	struct ktrack_probe_info info = { 0 };
+	struct ktrack_probe_add res = { 0 };
+	struct ktrack_probe_desc *d;
+	char msg[4096];
+	size_t len, blen;
+	void *b;
+	int i, id;
+
+	b = pt_compile("p:pe ktrack_tpt_glob_two a=$arg1:s32", NULL, &blen, msg, sizeof(msg));
+	ASSERT_NE(NULL, b) TH_LOG("%s", msg);
+	d = b;
+	ASSERT_EQ(0u, d->flags);	/* pt_compile() sends no flag: ktrackctl decides */
+	for (i = 0; i < (int)ARRAY_SIZE(bad); i++) {
+		struct ktrack_probe_desc save = *d;
+
+		memset(d->symbol, 0, sizeof(d->symbol));
+		strcpy(d->symbol, bad[i].sym);
+		d->flags = bad[i].flags;
+		d->offset = bad[i].offset;
+		if (bad[i].module)
+			strcpy(d->module, bad[i].module);
+		EXPECT_EQ(bad[i].err, pt_add_blob(self->fd, b, blen, NULL)) TH_LOG("case %d", i);
+		*d = save;
+	}
+	EXPECT_EQ(0, pt_enabled_tpt());
+
+	d->flags = KTRACK_PROBE_F_KERNEL_GLOB;
+	ASSERT_EQ(0, pt_add_blob(self->fd, b, blen, &res));
+	free(b);
+	id = res.id;
+	EXPECT_EQ(KTRACK_MECH_FTRACE_OPS, res.mechanism);
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	EXPECT_EQ(KTRACK_PROBE_KPROBE, info.kind);
+	EXPECT_EQ(1, pt_enabled_tpt());
+	ASSERT_EQ(0, pt_cmd("call 3", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(3, pt_hits_at(self->buf, len, id, "ktrack_tpt_glob_two", 20));
+	EXPECT_EQ(3, pt_count(self->buf, len, id, 0));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(3, info.hits);
+	EXPECT_EQ(0, info.misses);
+
+	/*
+	 * Its function goes with the module: disarmed, as a kprobe's, and
+	 * armed again when that module comes back (one function: it follows
+	 * no name into other modules)
+	 */
+	ASSERT_EQ(0, kt_rmmod(PT_MODULE));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_DISARMED, info.state);
+	EXPECT_EQ(0, pt_enabled_tpt());
+	EXPECT_EQ(0, pt_anchor_enabled());
+	ASSERT_EQ(0, kt_insmod(kt_module_path(PT_MODULE_PATH), NULL));
+	ASSERT_EQ(0, pt_info(self->fd, id, &info));
+	EXPECT_EQ(KTRACK_PROBE_ST_ARMED, info.state);
+	EXPECT_EQ(1, pt_enabled_tpt());
+	ASSERT_EQ(0, pt_cmd("call 2", 0));
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(2, pt_hits_at(self->buf, len, id, "ktrack_tpt_glob_two", 20));
+	{
+		struct ktrack_probe_del del = { .size = sizeof(del), .id = id };
+
+		ASSERT_EQ(0, ioctl(self->fd, KTRACK_IOC_PROBE_DEL, &del));
+	}
+	EXPECT_EQ(0, pt_enabled_tpt());
+	EXPECT_EQ(0, pt_anchor_enabled());
+}
+
 TEST_HARNESS_MAIN

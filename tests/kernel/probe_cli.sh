@@ -37,6 +37,13 @@ grep_or_show() {
 	return 1
 }
 kprobes_on() { grep -c "$1" "$KL" 2>/dev/null; }
+# ftrace_on NAME: call sites of NAME that ftrace has enabled (ftrace_ops)
+ftrace_on() { grep -c "^$1" /sys/kernel/tracing/enabled_functions 2>/dev/null; }
+# ftrace_refs NAME: how many ftrace_ops call NAME's call sites (the "(N)")
+ftrace_refs() {
+	awk -v f="$1" '$1 == f { for (i = 2; i <= NF; i++) if ($i ~ /^\([0-9]+\)$/) { gsub(/[()]/, "", $i); n += $i; break } }
+		END { print n + 0 }' /sys/kernel/tracing/enabled_functions
+}
 
 cleanup() {
 	"$K" session destroy --all >/dev/null 2>&1
@@ -57,8 +64,12 @@ if "$K" version | grep -q '^features .*\bfprobe\b'; then fmech=fprobe; else fmec
 # --- probe add / list / del on a named session ------------------------------
 check "session create cli1" "$K" session create cli1
 "$K" probe add -s cli1 'p:pa ktrack_tpt_glob_one x=$arg1:s32' >"$T/add.out" 2>&1
-check "probe add says name, session, mechanism and state" \
-	grep -Eq "^probe pa \(id [0-9]+\) added to session 'cli1': kprobe, armed$" "$T/add.out"
+check "probe add says name, session, mechanism and state (p at a function's entry: ftrace_ops)" \
+	grep -Eq "^probe pa \(id [0-9]+\) added to session 'cli1': ftrace_ops, armed$" "$T/add.out"
+# by address, p stays a kprobe
+addr=$(awk '$3 == "ktrack_tpt_glob_one" { print $1; exit }' /proc/kallsyms)
+"$K" probe add -s cli1 "p:pk 0x$addr" >"$T/addk.out" 2>&1
+check "p by address is a kprobe" grep -Eq "^probe pk \(id [0-9]+\) added to session 'cli1': kprobe, armed$" "$T/addk.out"
 "$K" probe add -s cli1 'r2:pr ktrack_tpt_block ret=$retval' >/dev/null 2>&1
 "$K" probe add -s cli1 'f:pf ktrack_tpt_glob_*%both' >"$T/addf.out" 2>&1
 check "f probe add says which mechanism is in use ($fmech)" \
@@ -67,8 +78,8 @@ check "f probe add says which mechanism is in use ($fmech)" \
 check "a probe on a module that is not loaded is pending, and says so" \
 	grep -q "module ktrack_test_nosuchmod is not loaded: the probe arms when it loads" "$T/addm.out"
 "$K" session list >"$T/sessions.out" 2>&1
-check "session list counts the 4 probes of cli1" \
-	awk '$1 == "cli1" && $5 == 4 { f = 1 } END { if (!f) { system("cat '"$T/sessions.out"'"); exit 1 } }' "$T/sessions.out"
+check "session list counts the 5 probes of cli1" \
+	awk '$1 == "cli1" && $5 == 5 { f = 1 } END { if (!f) { system("cat '"$T/sessions.out"'"); exit 1 } }' "$T/sessions.out"
 
 echo "call 3" >$PROC
 # Five callers of ktrack_tpt_block() and MAXACTIVE 2: three misses.
@@ -79,8 +90,10 @@ wait
 echo rearm >$PROC
 "$K" probe list -s cli1 >"$T/list.out" 2>&1
 check "probe list has the header" grep -Eq '^ID +NAME +K +MECHANISM +STATE +HITS +MISSES' "$T/list.out"
-check "probe list: pa is a kprobe, armed, 3 hits, 0 misses" \
-	test "$(awk '$2 == "pa" { print $3, $4 }' "$T/list.out") $(field "$T/list.out" pa 0) $(field "$T/list.out" pa 1) $(field "$T/list.out" pa 2)" = "p kprobe armed 3 0"
+check "probe list: pa is a p on ftrace_ops, armed, 3 hits, 0 misses" \
+	test "$(awk '$2 == "pa" { print $3, $4 }' "$T/list.out") $(field "$T/list.out" pa 0) $(field "$T/list.out" pa 1) $(field "$T/list.out" pa 2)" = "p ftrace_ops armed 3 0"
+check "probe list: pk is a kprobe, armed, 3 hits, 0 misses" \
+	test "$(awk '$2 == "pk" { print $3, $4 }' "$T/list.out") $(field "$T/list.out" pk 0) $(field "$T/list.out" pk 1) $(field "$T/list.out" pk 2)" = "p kprobe armed 3 0"
 check "probe list: pr is a kretprobe with 2 hits and 3 misses (MAXACTIVE 2, 5 callers)" \
 	test "$(awk '$2 == "pr" { print $4 }' "$T/list.out") $(field "$T/list.out" pr 1) $(field "$T/list.out" pr 2)" = "kretprobe 2 3"
 check "probe list: pf is $fmech with 24 hits over 4 functions" \
@@ -104,17 +117,21 @@ expect_fail "probe del with a name and --all is a usage error (exit 1)" 1 "name 
 expect_fail "probe list of an unknown session says so" 2 "no session named 'nosuch'" "$K" probe list -s nosuch
 
 before=$(kprobes_on ktrack_tpt_glob_one)
+"$K" probe del -s cli1 pk >/dev/null 2>&1
+check "the kprobe of pk is unregistered" test "$(kprobes_on ktrack_tpt_glob_one)" -lt "$before"
+before=$(ftrace_refs ktrack_tpt_glob_one)
 "$K" probe del -s cli1 pa >"$T/del.out" 2>&1
 check "probe del NAME deletes that probe" grep -q "^deleted probe pa$" "$T/del.out"
 "$K" probe list -s cli1 >"$T/list2.out" 2>&1
 check "probe list no longer shows it, and still shows the others" \
 	bash -c "! grep -Eq '^[0-9]+ +pa ' '$T/list2.out' && grep -Eq '^[0-9]+ +pr ' '$T/list2.out'"
-check "its kprobe is unregistered" test "$(kprobes_on ktrack_tpt_glob_one)" -lt "$before"
+check "its ftrace_ops no longer calls ktrack_tpt_glob_one" test "$(ftrace_refs ktrack_tpt_glob_one)" -lt "$before"
 "$K" probe del -s cli1 --all >"$T/delall.out" 2>&1
 check "probe del --all deletes the rest" grep -q "^deleted every probe of session 'cli1'$" "$T/delall.out"
 "$K" probe list -s cli1 >"$T/list-empty.out" 2>&1
 check "probe list then says the session has none" grep -q "^no probes in session 'cli1'$" "$T/list-empty.out"
-check "no ktrack kprobe is left on the target module" test "$(kprobes_on 'ktrack_tpt_')" = 0
+check "no ktrack kprobe or ftrace call site is left on the target module" \
+	test "$(kprobes_on 'ktrack_tpt_')" = 0 -a "$(ftrace_on 'ktrack_tpt_')" = 0
 
 # --- symbols: non-unique names, MOD:SYM ------------------------------------
 dup=$(awk '$2 ~ /^[tT]$/ && NF == 3 { print $3 }' /proc/kallsyms | sort | uniq -d | head -1)
@@ -141,8 +158,9 @@ tp=$!
 wait_line "$T/trace.err" '^probe tr '
 echo "call 2" >$PROC
 check "trace says which probes it attached, with their mechanism" \
-	bash -c "grep -Eq '^probe tg \(id [0-9]+\): kprobe, armed$' '$T/trace.err' && grep -Eq '^probe tr \(id [0-9]+\): kretprobe, armed$' '$T/trace.err'"
-check "trace attached a kprobe while running" test "$(kprobes_on ktrack_tpt_glob_two)" -ge 1
+	bash -c "grep -Eq '^probe tg \(id [0-9]+\): ftrace_ops, armed$' '$T/trace.err' && grep -Eq '^probe tr \(id [0-9]+\): kretprobe, armed$' '$T/trace.err'"
+check "trace attached them while running (ftrace call site, kretprobe)" \
+	test "$(ftrace_on ktrack_tpt_glob_two)" -ge 1 -a "$(kprobes_on ktrack_tpt_glob_two)" -ge 1
 kill -INT $tp
 wait $tp
 rc=$?
@@ -162,13 +180,13 @@ echo "call 1" >$PROC
 kill -INT $tp
 wait $tp
 rc=$?
-check "trace -s shows its probe in the session while it runs" grep -Eq '^[0-9]+ +tn +p +kprobe +armed ' "$T/list3.out"
+check "trace -s shows its probe in the session while it runs" grep -Eq '^[0-9]+ +tn +p +ftrace_ops +armed ' "$T/list3.out"
 check "trace -s decoded its probe and the session's probe" \
 	bash -c "grep -Eq ' tn: .*x=40' '$T/trace2.out' && grep -Eq ' keep: ' '$T/trace2.out'"
 "$K" probe list -s cli2 >"$T/list4.out" 2>&1
 check "trace -s removed its own probe on SIGINT (exit $rc)" \
-	bash -c "test $rc = 0 && ! grep -Eq '^[0-9]+ +tn ' '$T/list4.out' && test \$(grep -c ktrack_tpt_glob_four '$KL') = 0"
-check "trace -s left the session's own probe in place" grep -Eq '^[0-9]+ +keep +p +kprobe +armed ' "$T/list4.out"
+	bash -c "test $rc = 0 && ! grep -Eq '^[0-9]+ +tn ' '$T/list4.out' && test \$(grep -c ktrack_tpt_glob_four /sys/kernel/tracing/enabled_functions) = 0"
+check "trace -s left the session's own probe in place" grep -Eq '^[0-9]+ +keep +p +ftrace_ops +armed ' "$T/list4.out"
 
 # --- BTF: argument and member names, $$args (vmlinux BTF) ---------------------
 if [ -r /sys/kernel/btf/vmlinux ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # probe_kglob - f over every traceable function (issue 16, 'f *'): a glob
 # naming more than 1,024 functions goes to the kernel, which attaches it
-# through one ftrace_ops (mechanism "ftrace_ops (kernel glob)").
+# through one ftrace_ops (mechanism "ftrace_ops").
 #   - 'probe add f:all *' arms every function ftrace lists (enabled_functions
 #     holds them all) and 'probe del' leaves none; the times of both are
 #     printed beside ftrace's function tracer on and off in this boot (a
@@ -9,6 +9,8 @@
 #   - 'record -p PID f:all * a=$arg1' records a shell's write to the target
 #     module: its four glob functions exactly once per call with their
 #     arguments, vfs_write, only that pid, nothing lost.
+#   - 'f:one NAME' (entry only) goes to ftrace_ops too, and records its
+#     hits with their arguments; 'NAME%return' stays an fprobe or kprobes.
 #   - Refused with a sentence: %return and profile over such a glob (exits
 #     hook each function), two patterns together past 1,024, --graph.
 #
@@ -63,12 +65,12 @@ st=$?
 t1=$(ms)
 check "probe add 'f:all *' succeeds" test "$st" -eq 0
 check "it says the kernel glob mechanism, armed" \
-	grep -q "ftrace_ops (kernel glob), armed" "$T/add.out"
+	grep -q "ftrace_ops, armed" "$T/add.out"
 enabled=$(($(wc -l <"$TR/enabled_functions") - before))
 check "it enables what the function tracer enables ($enabled, $ftrace_enabled; $nfuncs listed)" \
 	test "$enabled" -eq "$ftrace_enabled" -a "$enabled" -ge $((nfuncs * 95 / 100))
 "$K" probe list -s kg >"$T/list.out" 2>&1
-check "probe list shows it" grep -q "ftrace_ops (kernel glob)" "$T/list.out"
+check "probe list shows it" grep -q "ftrace_ops" "$T/list.out"
 t2=$(ms)
 check "probe del" "$K" probe del -s kg all
 t3=$(ms)
@@ -78,7 +80,7 @@ echo "# f * over $nfuncs functions: ktrack add $((t1 - t0)) ms, del $((t3 - t2))
 
 # a glob over more than 1,024 functions that is not "*": ftrace matches it
 "$K" probe add -s kg 'f:most *_*' >"$T/add2.out" 2>&1
-check "probe add 'f:most *_*' goes to the kernel glob" grep -q "ftrace_ops (kernel glob), armed" "$T/add2.out"
+check "probe add 'f:most *_*' goes to the kernel glob" grep -q "ftrace_ops, armed" "$T/add2.out"
 check "it enables ktrack_tpt_glob_one" grep -q '^ktrack_tpt_glob_one' "$TR/enabled_functions"
 check "and no function without '_'" test -z "$(awk '$1 !~ /_/' "$TR/enabled_functions")"
 check "session destroy kg takes it off" "$K" session destroy kg
@@ -142,6 +144,34 @@ assert not any(f.startswith("kt_") or f.startswith("ktrack_session") or f.starts
                for f in funcs), [f for f in funcs if f.startswith("kt")]
 print("# %d functions seen" % len(funcs))
 PY
+
+# --- one function by name, at entry: ftrace_ops as well -----------------------
+# ktrackctl sends it as a kernel glob (ftrace matches the name); with an
+# exit it stays an fprobe (6.12) or kprobes (6.1).
+"$K" record -o "$T/one.ktr" 'f:one ktrack_tpt_glob_two v=$arg1:s32' \
+	'f:oneret ktrack_tpt_glob_three%return r=$retval:s32' -- sh -c "echo 'call 3' >$PROC" 2>"$T/one.err"
+check "record 'f:one NAME' (entry) ends cleanly" test $? -eq 0
+check "it says ftrace_ops for the entry probe" grep -q "probe one (id [0-9]*): ftrace_ops, armed" "$T/one.err"
+check "and fprobe or kprobes for the %return one" \
+	grep -Eq "probe oneret \(id [0-9]*\): (fprobe|kprobe\+kretprobe \(ftrace\)), armed" "$T/one.err"
+"$K" report "$T/one.ktr" --json >"$T/one.json" 2>/dev/null
+check "ktrack_tpt_glob_two 3 times with its argument (20), nothing lost; its sibling's 3 exits" \
+	python3 - "$T/one.json" <<'PY'
+import json, sys
+ent = ext = lost = 0
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "lost":
+        lost += e["fields"]["count"]
+    elif e["event"] == "one":
+        assert e["probe_event"] == "entry" and e["ip"].startswith("ktrack_tpt_glob_two"), e
+        assert e["fields"]["v"] == 20, e
+        ent += 1
+    elif e["event"] == "oneret" and e.get("probe_event") == "exit":
+        ext += 1
+assert (ent, ext, lost) == (3, 3, 0), (ent, ext, lost)
+PY
+check "nothing of them stays enabled" test "$(wc -l <"$TR/enabled_functions")" -eq "$before"
 
 # --- refusals ----------------------------------------------------------------
 expect_fail "f * with %return is refused" 1 "exits \\(%return or %both\\) hook each function" \

@@ -249,7 +249,7 @@ else
 fi
 
 # ---- bad input: clear errors, nothing armed ------------------------------------
-before=$(grep -c ktrack_tpt "$KL" 2>/dev/null)
+before=$(cat "$KL" /sys/kernel/tracing/enabled_functions 2>/dev/null | grep -c ktrack_tpt)
 expect_fail "an unknown action is refused with a caret" 1 "unknown action 'halt'" \
 	"$K" record -o "$T/bad.ktr" -d 1s "$B => halt"
 expect_fail "a zero count is refused" 1 "must be a count from 1" \
@@ -274,7 +274,7 @@ expect_fail "'=> snapshot' in trace is refused" 1 "use 'ktrackctl record --fligh
 expect_fail "'=> snapshot' on a discard-mode named session is refused by the kernel, with the fix" 2 \
 	"needs a session in overwrite mode" "$K" probe add -s snapd "$B => snapshot"
 "$K" session destroy snapd >/dev/null
-after=$(grep -c ktrack_tpt "$KL" 2>/dev/null)
+after=$(cat "$KL" /sys/kernel/tracing/enabled_functions 2>/dev/null | grep -c ktrack_tpt)
 [ "$before" = "$after" ] && ok "nothing left armed by the refusals" || notok "nothing left armed by the refusals" "$before -> $after"
 
 echo "1..$n"

@@ -211,6 +211,8 @@ static const char *const corpus_specs[] = {
 	"r:fz vfs_read ret=$retval:s64",
 	"p:fz do_sys_openat2 path=+0($arg2):ustring flags=$arg3:x32 if comm ~ \"fuzz*\"",
 	"f:fz vfs_read,vfs_write%both",
+	/* entry-only on one name: also sent as a kernel glob (build_corpus()) */
+	"f:fz vfs_read a=$arg1:x64 if a > 0",
 	"t:fz sched/sched_switch",
 	"p:fz __x64_sys_getppid cpu=$cpu pid=$comm",
 	"p:fz vfs_read s=$stack1:x64 a=+8(+0($arg1)):x64 if (s > 1 && s < 100000) || !(cpu == 0)",
@@ -220,6 +222,23 @@ static const char *const corpus_specs[] = {
 	"u:fz /lib/x86_64-linux-gnu/libc.so.6:getpid n=$arg1 c=$comm",
 	"ur:fz /lib/x86_64-linux-gnu/libc.so.6:write ret=$retval:s64 d=$duration s=+0($arg2):string",
 };
+
+/* A copy of the corpus entry 'blob' with 'flag' set, as another entry. */
+static void add_variant(const void *blob, size_t len, uint32_t flag)
+{
+	void *p;
+
+	if (nr_corpus >= NR_CORPUS)
+		return;
+	p = malloc(len);
+	if (!p)
+		return;
+	memcpy(p, blob, len);
+	((struct ktrack_probe_desc *)p)->flags |= flag;
+	corpus[nr_corpus].blob = p;
+	corpus[nr_corpus].len = len;
+	nr_corpus++;
+}
 
 static void build_corpus(void)
 {
@@ -238,17 +257,15 @@ static void build_corpus(void)
 		corpus[nr_corpus].len = len;
 		nr_corpus++;
 		/* an f probe also as a profile (KTRACK_PROBE_F_PROFILE) */
-		if (!strncmp(corpus_specs[i], "f:", 2) && nr_corpus < NR_CORPUS) {
-			void *p = malloc(len);
-
-			if (!p)
-				continue;
-			memcpy(p, blob, len);
-			((struct ktrack_probe_desc *)p)->flags |= KTRACK_PROBE_F_PROFILE;
-			corpus[nr_corpus].blob = p;
-			corpus[nr_corpus].len = len;
-			nr_corpus++;
-		}
+		if (!strncmp(corpus_specs[i], "f:", 2))
+			add_variant(blob, len, KTRACK_PROBE_F_PROFILE);
+		/*
+		 * one name at entry also as a kernel glob (one ftrace_ops,
+		 * probe_ftrace.c), as ktrackctl sends it
+		 */
+		if (((struct ktrack_probe_desc *)blob)->flags == KTRACK_PROBE_F_ENTRY &&
+		    ((struct ktrack_probe_desc *)blob)->nr_funcs == 1)
+			add_variant(blob, len, KTRACK_PROBE_F_KERNEL_GLOB);
 	}
 }
 

@@ -526,6 +526,101 @@ TEST(ProbeCompiler, GlobOverTheCapGoesToTheKernel) {
   expect_refusals(syms, bad);
 }
 
+// An entry-only f on one name goes to the kernel's ftrace_ops when the
+// module has it (an alias resolved first); anything else stays as it was.
+TEST(ProbeCompiler, OneNameAtEntryGoesToFtraceOps) {
+  FakeSymbols syms;
+  auto routed = [&](const char *text, uint64_t features) {
+    CompiledProbe c;
+    c.spec = parse_probe_spec(text);
+    resolve_symbols(c.spec, syms);
+    c.blob = compile_probe(c.spec);
+    const bool r = prefer_ftrace_ops(c, features);
+    ktrack_probe_desc d;
+    std::memcpy(&d, c.blob.data(), sizeof(d));
+    EXPECT_EQ(r, c.spec.kernel_glob) << text;
+    EXPECT_EQ(r, (d.flags & KTRACK_PROBE_F_KERNEL_GLOB) != 0) << text;
+    if (r) {
+      EXPECT_EQ(KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, d.flags) << text;
+      EXPECT_EQ(1, d.nr_funcs) << text;
+      return std::string(reinterpret_cast<const char *>(c.blob.data()) + d.funcs_off);
+    }
+    return std::string();
+  };
+  EXPECT_EQ("vfs_write", routed("f:w vfs_write a=$arg1:s32 if a > 2", KTRACK_FEAT_KERNEL_GLOB));
+  EXPECT_EQ("vfs_fsync", routed("f __x64_sys_read", KTRACK_FEAT_KERNEL_GLOB));
+  EXPECT_EQ("", routed("f vfs_write", 0));                               // an older module
+  EXPECT_EQ("", routed("f vfs_write%return", KTRACK_FEAT_KERNEL_GLOB));  // exits hook each call
+  EXPECT_EQ("", routed("f vfs_write%both", KTRACK_FEAT_KERNEL_GLOB));
+  EXPECT_EQ("", routed("f vfs_w*", KTRACK_FEAT_KERNEL_GLOB));  // a glob: names, as before
+  EXPECT_EQ("", routed("f vfs_write,vfs_read", KTRACK_FEAT_KERNEL_GLOB));
+  EXPECT_EQ("", routed("f vfs_read", KTRACK_FEAT_KERNEL_GLOB));  // listed twice: ftrace would take both
+  EXPECT_EQ("", routed("f:m ktrack_test_probe_target:ktrack_tpt_glob_one", KTRACK_FEAT_KERNEL_GLOB));
+  EXPECT_EQ("", routed("p vfs_read", KTRACK_FEAT_KERNEL_GLOB));  // p has a feature bit of its own
+}
+
+// A p probe at a function's entry, by name, on a function ftrace lists:
+// kind KPROBE with KTRACK_PROBE_F_KERNEL_GLOB and the symbol; else a kprobe.
+TEST(ProbeCompiler, PAtEntryGoesToFtraceOps) {
+  class WithWrite : public FakeSymbols {
+   public:
+    std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override {
+      if (name == "vfs_write" && module.empty()) return {0xffffffff81001000};
+      return FakeSymbols::lookup(module, name);
+    }
+  } syms;
+  auto flags = [&](const char *text, uint64_t features) {
+    CompiledProbe c;
+    c.spec = parse_probe_spec(text);
+    resolve_symbols(c.spec, syms);
+    c.blob = compile_probe(c.spec);
+    prefer_ftrace_ops(c, features);
+    ktrack_probe_desc d;
+    std::memcpy(&d, c.blob.data(), sizeof(d));
+    EXPECT_EQ(KTRACK_PROBE_KPROBE, d.kind) << text;
+    EXPECT_EQ(0u, d.nr_funcs) << text;
+    return d.flags;
+  };
+  EXPECT_EQ(KTRACK_PROBE_F_KERNEL_GLOB,
+            flags("p:wr vfs_write a=$arg1 if a > 1", KTRACK_FEAT_KPROBE_FTRACE_OPS));
+  EXPECT_EQ(KTRACK_PROBE_F_KERNEL_GLOB, flags("p vfs_write+0", KTRACK_FEAT_KPROBE_FTRACE_OPS));
+  EXPECT_EQ(0u, flags("p vfs_write", KTRACK_FEAT_KERNEL_GLOB));                 // an older module
+  EXPECT_EQ(0u, flags("p vfs_write+4", KTRACK_FEAT_KPROBE_FTRACE_OPS));         // inside the function
+  EXPECT_EQ(0u, flags("p vfs_read", KTRACK_FEAT_KPROBE_FTRACE_OPS));            // ftrace lists the name twice
+  EXPECT_EQ(0u, flags("p jiffies", KTRACK_FEAT_KPROBE_FTRACE_OPS));             // not a traceable function
+  EXPECT_EQ(0u, flags("p 0xffffffff81000000", KTRACK_FEAT_KPROBE_FTRACE_OPS));  // by address
+  EXPECT_EQ(0u, flags("p ktrack_test_probe_target:ktrack_tpt_add", KTRACK_FEAT_KPROBE_FTRACE_OPS));
+}
+
+// ktrack.ko's own functions stay where they were: its ftrace_ops handler
+// leaves them out.
+TEST(ProbeCompiler, KtrackOwnFunctionsStayOffFtraceOps) {
+  class WithKtrack : public FakeSymbols {
+   public:
+    std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override {
+      if (name == "ktrack_session_ioctl") return {0xffffffffc1000000};
+      return FakeSymbols::lookup(module, name);
+    }
+    std::vector<std::string> filter_functions() override {
+      auto v = FakeSymbols::filter_functions();
+      v.push_back("ktrack_session_ioctl [ktrack]");
+      return v;
+    }
+  } syms;
+  for (const char *text : {"p ktrack_session_ioctl", "f ktrack_session_ioctl"}) {
+    CompiledProbe c;
+    c.spec = parse_probe_spec(text);
+    resolve_symbols(c.spec, syms);
+    c.blob = compile_probe(c.spec);
+    EXPECT_FALSE(prefer_ftrace_ops(c, KTRACK_FEAT_KERNEL_GLOB | KTRACK_FEAT_KPROBE_FTRACE_OPS)) << text;
+  }
+  CompiledProbe c;
+  c.spec = parse_probe_spec("f vfs_write");
+  resolve_symbols(c.spec, syms);
+  c.blob = compile_probe(c.spec);
+  EXPECT_TRUE(prefer_ftrace_ops(c, KTRACK_FEAT_KERNEL_GLOB));
+}
+
 // f MOD:GLOB: the globs go to the kernel as written, with the module; no
 // symbol is looked up (the module may not be loaded yet).
 TEST(ProbeCompiler, FuncsModuleGlobsGoToTheKernel) {

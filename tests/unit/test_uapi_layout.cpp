@@ -214,6 +214,7 @@ constexpr Pinned kLayout[] = {
     {"KTRACK_FEAT_GROUP", KTRACK_FEAT_GROUP, 1ULL << 28},
     {"KTRACK_CFG_F_GROUP", KTRACK_CFG_F_GROUP, 1U << 2},
     {"KTRACK_FEAT_KERNEL_GLOB", KTRACK_FEAT_KERNEL_GLOB, 1ULL << 29},
+    {"KTRACK_FEAT_KPROBE_FTRACE_OPS", KTRACK_FEAT_KPROBE_FTRACE_OPS, 1ULL << 30},
     {"KTRACK_PROBE_F_KERNEL_GLOB", KTRACK_PROBE_F_KERNEL_GLOB, 1U << 5},
     {"KTRACK_MECH_FTRACE_OPS", KTRACK_MECH_FTRACE_OPS, 9},
     {"sizeof ktrack_probe_add", sizeof(struct ktrack_probe_add), 32},
@@ -436,7 +437,7 @@ constexpr bool all_pinned() {
 static_assert(all_pinned(), "include/uapi/ktrack.h: a struct size or offset changed (see test_uapi_layout)");
 
 TEST(UapiLayout, EverySizeAndOffsetIsAsPublished) {
-  EXPECT_EQ(std::size(kLayout), 402u);  // every struct and field of the header
+  EXPECT_EQ(std::size(kLayout), 403u);  // every struct and field of the header
   for (const Pinned &p : kLayout) EXPECT_EQ(p.now, p.published) << p.what;
 }
 

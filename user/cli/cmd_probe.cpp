@@ -70,6 +70,7 @@ const Command probe_cmd(30, [](CLI::App &app) {
     auto c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit);
     auto session = ktrack::Session::open_named(add_opts->session);
     ktrack::check_probe_features(c.spec, session.device().version().features);
+    ktrack::prefer_ftrace_ops(c, session.device().version().features);
     ktrack::ProbeClient pc(session.fd());
     auto r = pc.add(c.spec, c.blob);
     fmt::print("probe {} (id {}) added to session '{}': {}, {}\n", c.spec.name, r.id, add_opts->session,

@@ -44,6 +44,7 @@ std::string feature_names(uint64_t f) {
       {KTRACK_FEAT_LATENCY, "latency"},
       {KTRACK_FEAT_GROUP, "group"},
       {KTRACK_FEAT_KERNEL_GLOB, "kernel-glob"},
+      {KTRACK_FEAT_KPROBE_FTRACE_OPS, "kprobe-ftrace-ops"},
   };
   std::string out;
   for (const auto &[bit, name] : names) {

@@ -88,6 +88,7 @@ SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_d
       check_probe_features(compiled.back().spec, session.device().version().features);
       if (!graph_root.empty() && mark_graph_scoped(compiled.back().spec, graph_depth))
         compiled.back().blob = compile_probe(compiled.back().spec);
+      prefer_ftrace_ops(compiled.back(), session.device().version().features);
     }
     specs.clear();
     ProbeClient pc(session.fd());

@@ -11,6 +11,7 @@
 #include "probes/btf_resolver.hpp"
 #include "probes/probe_batch.hpp"
 #include "util/error.hpp"
+#include "util/glob.hpp"
 
 namespace ktrack {
 
@@ -32,6 +33,7 @@ std::string target_of(const ProbeSpec &s) {
         for (const auto &p : s.patterns) globs += (globs.empty() ? "" : ",") + p;
         return s.module + ":" + globs;
       }
+      if (s.kernel_glob && !has_glob(s.funcs.at(0))) return s.funcs.at(0);
       if (s.kernel_glob) return fmt::format("every function matching {} (kernel glob)", s.funcs.at(0));
       return fmt::format("{} function{}", s.funcs.size(), s.funcs.size() == 1 ? "" : "s");
     case ProbeKind::kTracepoint:
@@ -71,6 +73,24 @@ void check_probe_features(const ProbeSpec &spec, uint64_t features) {
         "the loaded ktrack.ko has no user events (no KTRACK_FEAT_USER_EVENT) for probe '{}': unload it and "
         "run 'ktrackctl load' to load the module that matches this ktrackctl",
         spec.name));
+}
+
+bool prefer_ftrace_ops(CompiledProbe &c, uint64_t features) {
+  ProbeSpec &s = c.spec;
+  if (s.kernel_glob || !s.module.empty() || s.graph_flags) return false;
+  if (s.kind == ProbeKind::kKprobe) {
+    // by name, at offset 0, a function ftrace lists (resolve_symbols)
+    if (!(features & KTRACK_FEAT_KPROBE_FTRACE_OPS) || !s.ftrace_entry || s.symbol.empty() || s.offset ||
+        s.maxactive)
+      return false;
+  } else if (!(features & KTRACK_FEAT_KERNEL_GLOB) || s.kind != ProbeKind::kFuncs || !s.entry || s.exit ||
+             s.patterns.size() != 1 || has_glob(s.patterns[0]) || s.funcs.size() != 1 || !s.ftrace_entry) {
+    return false;
+  }
+  // f: funcs[0] is the name ftrace lists (an alias resolved: resolve_symbols)
+  s.kernel_glob = true;
+  c.blob = compile_probe(s);
+  return true;
 }
 
 namespace {

@@ -77,4 +77,13 @@ struct CompiledProbe {
 CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth = 0,
                                        uint64_t hit_limit = 0);
 
+// An entry-only f probe on one function named outright (no glob, no module,
+// no --graph), and a p probe at a function's entry (by name, offset 0, a
+// function ftrace lists), go to the kernel's own ftrace_ops when the loaded
+// module has it (KTRACK_FEAT_KERNEL_GLOB, KTRACK_FEAT_KPROBE_FTRACE_OPS):
+// ftrace matches the name, and a hit costs one callback with the argument
+// registers, no fprobe (6.12) or kprobe machinery.  Recompiles c.blob;
+// false when 'c' stays.
+bool prefer_ftrace_ops(CompiledProbe &c, uint64_t features);
+
 }  // namespace ktrack

@@ -104,6 +104,11 @@ struct ProbeSpec {
   // f: funcs holds one glob that the kernel matches (ftrace, all
   // traceable functions, no KTRACK_PROBE_MAX_FUNCS cap): entries only
   bool kernel_glob = false;
+  // p: the symbol, at offset 0, is a function ftrace can attach to (listed
+  // once in available_filter_functions: ftrace matches by name); f: one
+  // such function; neither in ktrack.ko (its ftrace_ops leaves those out):
+  // prefer_ftrace_ops() may take it
+  bool ftrace_entry = false;
   bool entry = true;
   bool exit = false;
   // u, ur: the ELF file (as written, then its real absolute path), and the

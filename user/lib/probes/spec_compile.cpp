@@ -33,6 +33,7 @@ std::vector<uint8_t> compile_probe(const ProbeSpec &spec) {
   switch (spec.kind) {
     case ProbeKind::kKprobe:
       d.kind = KTRACK_PROBE_KPROBE;
+      d.flags = spec.kernel_glob ? KTRACK_PROBE_F_KERNEL_GLOB : 0;  // at entry, by name
       break;
     case ProbeKind::kKretprobe:
       d.kind = KTRACK_PROBE_KRETPROBE;

@@ -148,7 +148,7 @@ const char *mechanism_name(uint32_t m) {
     case KTRACK_MECH_UEVENT:
       return "user event";
     case KTRACK_MECH_FTRACE_OPS:
-      return "ftrace_ops (kernel glob)";
+      return "ftrace_ops";
     default:
       return "unknown";
   }
