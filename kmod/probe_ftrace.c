@@ -19,8 +19,8 @@
  * FTRACE_OPS_FL_RECURSION has ftrace guard against recursion and disable
  * preemption.  The handler reads RCU-protected state, so a hit where RCU
  * does not watch (the idle loop's functions on 6.1) counts as missed; not
- * FTRACE_OPS_FL_RCU, which would drop it uncounted.  ftrace's guard lets one call through again in the same context
- * (its "transition" bit): a traced function that the handler itself calls
+ * FTRACE_OPS_FL_RCU, which would drop it uncounted.  ftrace's guard lets
+ * one call through again in the same context (its "transition" bit): a traced function that the handler itself calls
  * (a fetch's copy_from_kernel_nofault(), a stack walk) would be recorded as
  * a hit, so the handler keeps its own bit per context, and such hits count
  * as missed.  ktrack's own functions are no hits either: under "*" its
