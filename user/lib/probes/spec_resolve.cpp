@@ -322,6 +322,20 @@ void resolve_user(ProbeSpec &spec, size_t pos) {
   spec.file_offset = *off;
 }
 
+// Would ftrace's filter, given 'name', take that one function and no
+// other ('lines': available_filter_functions)?  It matches by name: the
+// name must be listed once, and not be ktrack.ko's (its ftrace_ops handler
+// leaves those out).
+bool ftrace_takes_alone(const std::vector<std::string> &lines, const std::string &name) {
+  int n = 0;
+  for (const auto &line : lines)
+    if (line.compare(0, line.find_first_of(" \t"), name) == 0) {
+      if (line.find("[ktrack]") != std::string::npos) return false;
+      n++;
+    }
+  return n == 1;
+}
+
 }  // namespace
 
 void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
@@ -343,18 +357,8 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
       fail(t, target_pos(),
            fmt::format("{} is not unique ({} definitions): write MOD:{} or probe by address", spec.symbol,
                        addrs.size(), spec.symbol));
-    // ftrace matches by name: one function of that name in its list, and
-    // not ktrack.ko's own (its ftrace_ops handler leaves those out)
-    if (spec.kind == ProbeKind::kKprobe && spec.module.empty() && !spec.offset && !addrs.empty()) {
-      int n = 0;
-      bool own = false;
-      for (const auto &line : syms.filter_functions())
-        if (line.compare(0, line.find_first_of(" \t"), spec.symbol) == 0) {
-          n++;
-          own = own || line.find("[ktrack]") != std::string::npos;
-        }
-      spec.ftrace_entry = n == 1 && !own;
-    }
+    if (spec.kind == ProbeKind::kKprobe && spec.module.empty() && !spec.offset && !addrs.empty())
+      spec.ftrace_entry = ftrace_takes_alone(syms.filter_functions(), spec.symbol);
   }
   if (spec.kind == ProbeKind::kFuncs && !spec.module.empty()) {
     // MOD:GLOB: the kernel matches the globs in the module, when it loads
@@ -367,11 +371,10 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
     spec.funcs = {"*"};
   } else if (spec.kind == ProbeKind::kFuncs) {
     auto all = syms.filter_functions();
-    std::set<std::string> names, own, twice;  // own: ktrack.ko's; twice: a name listed more than once
+    std::set<std::string> names;
     for (const auto &line : all) {
       std::string n = line.substr(0, line.find_first_of(" \t"));
-      if (line.find("[ktrack]") != std::string::npos) own.insert(n);
-      if (!names.insert(n).second) twice.insert(n);
+      names.insert(n);
     }
     std::set<std::string> picked;
     size_t pos = target_pos();
@@ -419,8 +422,7 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
       spec.funcs = {spec.patterns[0]};
     } else {
       spec.funcs.assign(picked.begin(), picked.end());
-      // ftrace matches by name: one function of that name, not ktrack.ko's
-      spec.ftrace_entry = picked.size() == 1 && !own.count(*picked.begin()) && !twice.count(*picked.begin());
+      spec.ftrace_entry = picked.size() == 1 && ftrace_takes_alone(all, *picked.begin());
     }
   }
   if (spec.is_user()) resolve_user(spec, target_pos());
