@@ -273,6 +273,11 @@ static int kt_layout(struct kt_probe *p)
 			return -EINVAL;
 		f->slot = off;
 		f->slot_len = len;
+		/* a register value as it is: kt_fill() stores it without a call */
+		f->direct = (f->src == KTRACK_FETCH_SRC_ARG || f->src == KTRACK_FETCH_SRC_RETVAL ||
+			     f->src == KTRACK_FETCH_SRC_DURATION) &&
+			    !f->nderef && f->count == 1 && !kt_is_string(f) &&
+			    !(f->flags & KTRACK_FETCH_F_BY_NAME);
 		off += len;
 	}
 	p->fixed_len = off;

@@ -200,6 +200,25 @@ static notrace unsigned long kt_source(const struct kt_fetch *f, const struct kt
 }
 NOKPROBE_SYMBOL(kt_source);
 
+/* A scalar of 'size' bytes into its slot. */
+static __always_inline void kt_store(u8 *slot, unsigned long val, u8 size)
+{
+	switch (size) {
+	case 1:
+		*(u8 *)slot = val;
+		break;
+	case 2:
+		*(u16 *)slot = val;
+		break;
+	case 4:
+		*(u32 *)slot = val;
+		break;
+	default:
+		*(u64 *)slot = val;
+		break;
+	}
+}
+
 static inline bool kt_is_string_type(u8 type)
 {
 	return type == KTRACK_FETCH_T_STRING || type == KTRACK_FETCH_T_USTRING;
@@ -285,20 +304,7 @@ static notrace bool kt_fetch_one(const struct kt_fetch *f, const struct kt_fetch
 			goto fault;
 		return true;
 	}
-	switch (f->size) {
-	case 1:
-		*(u8 *)slot = val;
-		break;
-	case 2:
-		*(u16 *)slot = val;
-		break;
-	case 4:
-		*(u32 *)slot = val;
-		break;
-	default:
-		*(u64 *)slot = val;
-		break;
-	}
+	kt_store(slot, val, f->size);
 	return true;
 fault:
 	/*
@@ -638,13 +644,65 @@ static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
 	rec->parent_ip = parent_ip;
 	rec->__pad = 0;
 	memset(rec->data, 0, dyn);
-	for (i = 0; i < p->nr_fetch; i++)
-		if (!kt_fetch_one(&p->fetch[i], ctx, rec->data, &dyn))
+	for (i = 0; i < p->nr_fetch; i++) {
+		const struct kt_fetch *f = &p->fetch[i];
+
+		/* the common fetches, a value as it is: no call (kt_source()'s values) */
+		if (f->direct && !ctx->no_entry) {
+			unsigned long v;
+
+			if (f->src == KTRACK_FETCH_SRC_ARG)
+				v = ctx->args[f->param - 1];
+			else if (f->src == KTRACK_FETCH_SRC_RETVAL)
+				v = ctx->exit ? ctx->retval : 0;
+			else
+				v = ctx->exit ? ctx->duration : 0;
+			kt_store(rec->data + f->slot, v, f->size);
+			continue;
+		}
+		if (!kt_fetch_one(f, ctx, rec->data, &dyn))
 			fault |= 1U << i;
+	}
 	rec->fault_mask = fault;
 	rec->data_len = dyn;
 }
 NOKPROBE_SYMBOL(kt_fill);
+
+/*
+ * The common hit - fixed-size fetches, no filter, trigger, stack or
+ * profile - is fetched straight into its reservation in the ring: no
+ * scratch record, no copy.  A filter needs the values before the ring is
+ * touched, a string's length is known only once fetched.
+ */
+static notrace bool kt_in_place(const struct kt_probe *p, const struct kt_fetch_ctx *ctx)
+{
+	return !ctx->filled && !p->has_strings && !p->nr_insns && !p->profile &&
+	       !p->nr_actions && !p->stack_depth;
+}
+NOKPROBE_SYMBOL(kt_in_place);
+
+static notrace void kt_emit_in_place(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
+				     u64 ip, u64 parent_ip)
+{
+	struct ktrack_reservation res;
+	struct ktrack_rec_probe *rec;
+
+	if (p->hit_limit && atomic64_inc_return(&p->recorded) > p->hit_limit) {
+		this_cpu_inc(p->stats->dropped);
+		return;
+	}
+	rec = ktrack_ring_reserve(p->session, KTRACK_REC_PROBE, sizeof(*rec) + p->fixed_len, &res);
+	if (!rec) {
+		/* refused and counted lost by the ring */
+		this_cpu_inc(p->stats->dropped);
+		return;
+	}
+	kt_fill(p, ctx, rec, event, ip, parent_ip);
+	if (unlikely(rec->fault_mask))
+		this_cpu_add(p->stats->faults, hweight32(rec->fault_mask));
+	ktrack_ring_commit(p->session, &res);
+}
+NOKPROBE_SYMBOL(kt_emit_in_place);
 
 notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 			   u64 ip, u64 parent_ip)
@@ -681,6 +739,10 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	nest = this_cpu_inc_return(kt_scratch->nest);
 	if (nest > KT_NEST_MAX) {
 		this_cpu_inc(p->stats->missed);
+		goto out;
+	}
+	if (kt_in_place(p, ctx)) {
+		kt_emit_in_place(p, ctx, event, ip, parent_ip);
 		goto out;
 	}
 	/* kt_probe_emit_user() fetched it already, where user pages may fault in */

@@ -48,6 +48,7 @@ struct kt_fetch {
 	u16 slot;		/* offset of its slot in data[] */
 	u16 slot_len;		/* bytes of the slot */
 	u16 name_off;		/* KTRACK_FETCH_F_BY_NAME: the field's name in strtab */
+	bool direct;		/* an argument as it is: kt_fill()'s short path */
 };
 
 /* One attach point of a kprobe-based probe. */

@@ -73,11 +73,14 @@ u64 notrace ktrack_session_clock(struct ktrack_session *s)
 
 static notrace u16 ctx_flags(void)
 {
-	if (in_nmi())
+	/* one read of the preempt count, not one per test */
+	unsigned long pc = preempt_count();
+
+	if (pc & NMI_MASK)
 		return KTRACK_RECF_CTX_NMI;
-	if (in_hardirq())
+	if (pc & HARDIRQ_MASK)
 		return KTRACK_RECF_CTX_HARDIRQ;
-	if (in_serving_softirq())
+	if (pc & SOFTIRQ_OFFSET)
 		return KTRACK_RECF_CTX_SOFTIRQ;
 	return KTRACK_RECF_CTX_TASK;
 }
@@ -110,7 +113,7 @@ static notrace bool pid_tree_listed(const struct ktrack_session *s)
 	return false;
 }
 
-static notrace bool filtered_out(const struct ktrack_session *s, int cpu)
+static notrace bool filtered_out_slow(const struct ktrack_session *s, int cpu)
 {
 	if (s->cfg.cpu_mask && (cpu >= 64 || !(s->cfg.cpu_mask & BIT_ULL(cpu))))
 		return true;
@@ -119,6 +122,14 @@ static notrace bool filtered_out(const struct ktrack_session *s, int cpu)
 	if (pid_listed(s, current->pid, current->tgid))
 		return false;
 	return !(s->cfg.flags & KTRACK_CFG_F_PID_TREE) || !pid_tree_listed(s);
+}
+
+/* The session's CPU and pid filters; most sessions have none: no call. */
+static __always_inline bool filtered_out(const struct ktrack_session *s, int cpu)
+{
+	if (!s->cfg.cpu_mask && !s->cfg.nr_pids)
+		return false;
+	return filtered_out_slow(s, cpu);
 }
 
 /* 'n' records dropped at 'ts' (2 for a linked pair). */
