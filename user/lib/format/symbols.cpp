@@ -103,10 +103,19 @@ const Symbolizer::Module *Symbolizer::snapshot_module(uint64_t addr) const {
 }
 
 const Symbolizer::Symbol *Symbolizer::in_snapshot(uint64_t addr, uint64_t *off) const {
-  auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
-                             [](uint64_t a, const Symbol &s) { return a < s.addr; });
-  if (it == syms_.begin()) return nullptr;
-  --it;
+  // The hint is the answer upper_bound() would give when its symbol starts
+  // at or below addr and the next one above it (exact for any contents).
+  size_t h = hint_.i.load(std::memory_order_relaxed);
+  std::vector<Symbol>::const_iterator it;
+  if (h < syms_.size() && syms_[h].addr <= addr && (h + 1 == syms_.size() || addr < syms_[h + 1].addr)) {
+    it = syms_.begin() + static_cast<std::ptrdiff_t>(h);
+  } else {
+    it = std::upper_bound(syms_.begin(), syms_.end(), addr,
+                          [](uint64_t a, const Symbol &s) { return a < s.addr; });
+    if (it == syms_.begin()) return nullptr;
+    --it;
+    hint_.i.store(static_cast<size_t>(it - syms_.begin()), std::memory_order_relaxed);
+  }
   if (addr >= it->end) return nullptr;
   if (off) *off = addr - it->addr;
   return &*it;
