@@ -40,10 +40,11 @@ std::string fresh_answer(uint64_t addr, bool more = false) {
 }
 
 const std::vector<uint64_t> kAddrs = {
-    0xffffffff81001004, 0xffffffff81001004, 0xffffffff81001fff, 0xffffffff81002000, 0xffffffff81002004,
-    0xffffffff81002900, 0xffffffff81001004, 0xffffffff81000fff, 0xffffffff81003010, 0xffffffff81003010,
-    0xffffffffc0000010, 0xffffffffc0003000, 0xffffffff81001000, 0xffffffff81001900, 0xffffffff80fff010,
-    0,                  UINT64_MAX,         0xffffffff81001004};
+    0xffffffff81001004, 0xffffffff81001004, 0xffffffff81001fff, 0xffffffff81002000,
+    0xffffffff81002004, 0xffffffff81002900, 0xffffffff81001004, 0xffffffff81000fff,
+    0xffffffff81003010, 0xffffffff81003010, 0xffffffffc0000010, 0xffffffffc0003000,
+    0xffffffff81001000, 0xffffffff81001900, 0xffffffff80fff010, 0,
+    UINT64_MAX,         0xffffffff81001004};
 
 }  // namespace
 
