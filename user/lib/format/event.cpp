@@ -163,7 +163,6 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
   ev.ip = ev.parent_ip = 0;
   ev.fault_mask = 0;
   ev.data = payload;
-  ev.fields.clear();
 
   if (h.type == KTRACK_REC_PROBE) {
     constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
@@ -193,14 +192,21 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
   } else {
     ev.comm = {};
   }
-  if (!ev.schema) return true;
+  if (!ev.schema) {
+    ev.fields.clear();
+    return true;
+  }
 
   const size_t dsize = ev.data.size();
   const uint8_t *d = ev.data.data();
+  // Stores by index into a vector kept at the schema's size (records of
+  // one schema come in runs: no resize, no per-field capacity check).
+  ev.fields.resize(ev.schema->fields.size());
+  FieldValue *out = ev.fields.data();
+  size_t idx = 0;
   for (const FieldDesc &f : ev.schema->fields) {
     FieldValue v;
     v.desc = &f;
-    size_t idx = ev.fields.size();
     v.faulted = idx < 32 && (ev.fault_mask >> idx) & 1;
     const uint32_t es = field_elem_size(f.type);
     if (f.type == FieldType::DynString) {
@@ -214,7 +220,7 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
           v.len = nul ? static_cast<uint32_t>(static_cast<const uint8_t *>(nul) - v.data) : l;
         }
       }
-      ev.fields.push_back(v);
+      out[idx++] = v;
       continue;
     }
     const bool scalar = field_is_integer(f.type) && f.size == es && f.length_index < 0;
@@ -227,25 +233,25 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
         uint64_t x = load_le(v.data, es);
         v.u = field_is_signed(f.type) ? sign_extend(x, es) : x;
       }
-      ev.fields.push_back(v);
+      out[idx++] = v;
       continue;
     }
     // Area: [offset, offset+size) or to the end of the data, clamped.
     if (f.offset > dsize) {
-      ev.fields.push_back(v);
+      out[idx++] = v;
       continue;
     }
     size_t avail = dsize - f.offset;
     size_t area = f.size ? std::min<size_t>(f.size, avail) : avail;
     if (f.size && f.size > avail && f.length_index < 0) {
       // A fixed-size field the record is too short for.
-      ev.fields.push_back(v);
+      out[idx++] = v;
       continue;
     }
     if (f.length_index >= 0) {
-      const FieldValue &lv = ev.fields[f.length_index];
+      const FieldValue &lv = out[f.length_index];
       if (!lv.valid) {
-        ev.fields.push_back(v);
+        out[idx++] = v;
         continue;
       }
       uint64_t want = lv.u * es;
@@ -264,7 +270,7 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
     } else {
       v.len = static_cast<uint32_t>(area);
     }
-    ev.fields.push_back(v);
+    out[idx++] = v;
   }
   return true;
 }

@@ -61,14 +61,34 @@ enum class FieldType : uint8_t {
 std::string_view field_type_name(FieldType t);
 std::optional<FieldType> parse_field_type(std::string_view name);
 // Bytes of one element: 1/2/4/8 for integers and Symbol, 4 for DynString,
-// 1 for String and Bytes.
-uint32_t field_elem_size(FieldType t);
-bool field_is_integer(FieldType t);  // U*, S*, X*, Symbol
+// 1 for String and Bytes.  Inline: the decoder asks per field of every
+// record.
+constexpr uint32_t field_elem_size(FieldType t) {
+  switch (t) {
+    case FieldType::U16:
+    case FieldType::S16:
+    case FieldType::X16:
+      return 2;
+    case FieldType::U32:
+    case FieldType::S32:
+    case FieldType::X32:
+    case FieldType::DynString:
+      return 4;
+    case FieldType::U64:
+    case FieldType::S64:
+    case FieldType::X64:
+    case FieldType::Symbol:
+      return 8;
+    default:
+      return 1;
+  }
+}
+constexpr bool field_is_integer(FieldType t) { return t <= FieldType::Symbol; }  // U*, S*, X*, Symbol
 struct Event;
 // The raw bits of integer field 'name' of 'ev'; false (out untouched) when
 // it has no such field, or it is not an integer, or it faulted.
 bool integer_field(const Event &ev, std::string_view name, uint64_t &out);
-bool field_is_signed(FieldType t);  // S*
+constexpr bool field_is_signed(FieldType t) { return t >= FieldType::S8 && t <= FieldType::S64; }  // S*
 
 // A symbolic name for one value of an integer field (e.g. LOST reasons).
 struct EnumName {

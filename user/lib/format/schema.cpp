@@ -42,6 +42,14 @@ constexpr TypeInfo kTypes[] = {
     {FieldType::Bytes, "bytes", 1},
 };
 
+// field_elem_size() (inline in event.hpp) says the same as this table.
+constexpr bool elem_sizes_agree() {
+  for (const auto &i : kTypes)
+    if (i.size != field_elem_size(i.type)) return false;
+  return true;
+}
+static_assert(elem_sizes_agree());
+
 bool valid_name(std::string_view n) {
   if (n.empty() || n.size() > 128) return false;
   return std::all_of(n.begin(), n.end(), [](unsigned char c) { return c > 0x20 && c < 0x7f; });
@@ -130,22 +138,12 @@ std::optional<FieldType> parse_field_type(std::string_view name) {
   return std::nullopt;
 }
 
-uint32_t field_elem_size(FieldType t) {
-  for (const auto &i : kTypes)
-    if (i.type == t) return i.size;
-  return 1;
-}
-
-bool field_is_integer(FieldType t) { return t <= FieldType::Symbol; }
-
 bool integer_field(const Event &ev, std::string_view name, uint64_t &out) {
   const FieldValue *f = ev.field(name);
   if (!f || !f->valid || !f->desc || !field_is_integer(f->desc->type)) return false;
   out = f->u;
   return true;
 }
-bool field_is_signed(FieldType t) { return t >= FieldType::S8 && t <= FieldType::S64; }
-
 std::string_view context_name(uint32_t ctx) {
   static constexpr std::string_view names[] = {"task", "softirq", "hardirq", "nmi"};
   return names[ctx & KTRACK_RECF_CTX_MASK];

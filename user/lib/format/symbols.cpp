@@ -103,10 +103,19 @@ const Symbolizer::Module *Symbolizer::snapshot_module(uint64_t addr) const {
 }
 
 const Symbolizer::Symbol *Symbolizer::in_snapshot(uint64_t addr, uint64_t *off) const {
-  auto it = std::upper_bound(syms_.begin(), syms_.end(), addr,
-                             [](uint64_t a, const Symbol &s) { return a < s.addr; });
-  if (it == syms_.begin()) return nullptr;
-  --it;
+  // The hint is the answer upper_bound() would give when its symbol starts
+  // at or below addr and the next one above it (exact for any contents).
+  size_t h = hint_.i.load(std::memory_order_relaxed);
+  std::vector<Symbol>::const_iterator it;
+  if (h < syms_.size() && syms_[h].addr <= addr && (h + 1 == syms_.size() || addr < syms_[h + 1].addr)) {
+    it = syms_.begin() + static_cast<std::ptrdiff_t>(h);
+  } else {
+    it = std::upper_bound(syms_.begin(), syms_.end(), addr,
+                          [](uint64_t a, const Symbol &s) { return a < s.addr; });
+    if (it == syms_.begin()) return nullptr;
+    --it;
+    hint_.i.store(static_cast<size_t>(it - syms_.begin()), std::memory_order_relaxed);
+  }
   if (addr >= it->end) return nullptr;
   if (off) *off = addr - it->addr;
   return &*it;
@@ -292,21 +301,34 @@ void Symbolizer::format_to(fmt::memory_buffer &out, uint64_t addr, uint64_t ts, 
     if (auto m = module_of(addr, ts); !m.empty()) fmt::format_to(std::back_inserter(out), " [{}]", m);
     return;
   }
-  out.append(s->name);
+  // "name+0xoff [module]" in one resize: fmt's append() checks capacity
+  // in a loop, and a report names a function on most lines.
+  char tmp[20];
+  char *hex_end = tmp + sizeof(tmp), *hex = hex_end;
   if (offset) {
-    char tmp[20];
-    char *end = tmp + sizeof(tmp), *p = end;
     do {
-      *--p = "0123456789abcdef"[off & 15];
+      *--hex = "0123456789abcdef"[off & 15];
       off >>= 4;
     } while (off);
-    out.append(std::string_view("+0x"));
-    out.append(p, end);
+  }
+  const size_t nhex = static_cast<size_t>(hex_end - hex);
+  const size_t n = s->name.size() + (offset ? 3 + nhex : 0) + (s->module.empty() ? 0 : s->module.size() + 3);
+  const size_t at = out.size();
+  out.resize(at + n);
+  char *p = out.data() + at;
+  auto put = [&p](const char *src, size_t len) {
+    if (len) std::memcpy(p, src, len);
+    p += len;
+  };
+  put(s->name.data(), s->name.size());
+  if (offset) {
+    put("+0x", 3);
+    put(hex, nhex);
   }
   if (!s->module.empty()) {
-    out.append(std::string_view(" ["));
-    out.append(s->module);
-    out.push_back(']');
+    put(" [", 2);
+    put(s->module.data(), s->module.size());
+    put("]", 1);
   }
 }
 

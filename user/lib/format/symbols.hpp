@@ -15,6 +15,7 @@
 // before the capture ended, another one loaded later at the same address.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -132,6 +133,20 @@ class Symbolizer {
   // Heap-held so the views in syms_ survive moves.
   std::vector<std::unique_ptr<std::string>> texts_;
   std::vector<Symbol> syms_;
+  // in_snapshot()'s last answer: a report names the same few functions
+  // record after record, and checking the neighbours costs less than a
+  // binary search over every kernel symbol.  Relaxed atomic: const lookups
+  // may run on several threads.
+  struct Hint {
+    std::atomic<size_t> i{0};
+    Hint() = default;
+    Hint(Hint &&o) noexcept : i(o.i.load(std::memory_order_relaxed)) {}
+    Hint &operator=(Hint &&o) noexcept {
+      i.store(o.i.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      return *this;
+    }
+  };
+  mutable Hint hint_;
   std::vector<uint64_t> bounds_;              // every line's address: where the symbol before ends
   std::vector<Module> mods_;                  // by base
   std::vector<std::unique_ptr<Load>> loads_;  // in load order
