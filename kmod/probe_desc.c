@@ -256,6 +256,7 @@ static int kt_layout(struct kt_probe *p)
 	u32 off = 0;
 	u16 i;
 
+	p->all_direct = true;
 	for (i = 0; i < p->nr_fetch; i++) {
 		struct kt_fetch *f = &p->fetch[i];
 		u32 align, len;
@@ -278,6 +279,7 @@ static int kt_layout(struct kt_probe *p)
 			     f->src == KTRACK_FETCH_SRC_DURATION) &&
 			    !f->nderef && f->count == 1 && !kt_is_string(f) &&
 			    !(f->flags & KTRACK_FETCH_F_BY_NAME);
+		p->all_direct &= f->direct;
 		off += len;
 	}
 	p->fixed_len = off;

@@ -669,14 +669,16 @@ static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
 NOKPROBE_SYMBOL(kt_fill);
 
 /*
- * The common hit - fixed-size fetches, no filter, trigger, stack or
+ * The common hit - register values only, no filter, trigger, stack or
  * profile - is fetched straight into its reservation in the ring: no
  * scratch record, no copy.  A filter needs the values before the ring is
- * touched, a string's length is known only once fetched.
+ * touched, a string's length is known only once fetched, and a fetch that
+ * may fault is counted in 'faults' even when the ring refuses its record
+ * (a reservation is taken only for a record that will be written).
  */
 static notrace bool kt_in_place(const struct kt_probe *p, const struct kt_fetch_ctx *ctx)
 {
-	return !ctx->filled && !p->has_strings && !p->nr_insns && !p->profile &&
+	return p->all_direct && !ctx->no_entry && !ctx->filled && !p->nr_insns && !p->profile &&
 	       !p->nr_actions && !p->stack_depth;
 }
 NOKPROBE_SYMBOL(kt_in_place);
@@ -698,8 +700,6 @@ static notrace void kt_emit_in_place(struct kt_probe *p, struct kt_fetch_ctx *ct
 		return;
 	}
 	kt_fill(p, ctx, rec, event, ip, parent_ip);
-	if (unlikely(rec->fault_mask))
-		this_cpu_add(p->stats->faults, hweight32(rec->fault_mask));
 	ktrack_ring_commit(p->session, &res);
 }
 NOKPROBE_SYMBOL(kt_emit_in_place);

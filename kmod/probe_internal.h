@@ -188,6 +188,7 @@ struct kt_probe {
 	u16 nr_insns;
 	u32 fixed_len;			/* bytes of the slots */
 	bool has_strings;
+	bool all_direct;		/* every fetch kt_fetch.direct: none can fault */
 	bool reads_kernel;		/* deref, kernel string or @SYM */
 	struct kt_fetch *fetch;
 	struct ktrack_probe_insn *insns;

@@ -187,6 +187,42 @@ TEST_F(probe, faulted_string_chain_is_empty_for_the_filter)
 	EXPECT_EQ(2, info.faults);
 }
 
+/*
+ * A hit the hit limit refuses still ran its fetches: a faulting one counts
+ * in 'faults' every time; plain arguments (written straight into the ring)
+ * are recorded with their values up to the limit.
+ */
+TEST_F(probe, faults_counted_for_hits_past_the_limit)
+{
+	int idf = pt_add(self->fd, "p:lf ktrack_tpt_ptr v=+0($arg1):u64", "--limit 1");
+	int ida = pt_add(self->fd, "p:la ktrack_tpt_ptr a=$arg1:x64", "--limit 1");
+	struct ktrack_probe_info info = { 0 };
+	struct ktrack_rec_probe *r;
+	size_t len, pos = 0;
+	uint64_t a;
+
+	ASSERT_LT(0, idf);
+	ASSERT_LT(0, ida);
+	pt_calls(_metadata, 3);
+	len = pt_drain(self->fd, self->buf, BUFSZ);
+	EXPECT_EQ(1, pt_count(self->buf, len, idf, KTRACK_PROBE_EV_ENTRY));
+	EXPECT_EQ(1, pt_count(self->buf, len, ida, KTRACK_PROBE_EV_ENTRY));
+	ASSERT_EQ(0, pt_info(self->fd, idf, &info));
+	EXPECT_EQ(3, info.hits);
+	EXPECT_EQ(2, info.dropped);
+	EXPECT_EQ(3, info.faults);
+	ASSERT_EQ(0, pt_info(self->fd, ida, &info));
+	EXPECT_EQ(3, info.hits);
+	EXPECT_EQ(2, info.dropped);
+	EXPECT_EQ(0, info.faults);
+	r = pt_next(self->buf, len, &pos, ida, NULL);
+	ASSERT_NE(NULL, r);
+	EXPECT_EQ(0, r->fault_mask);
+	EXPECT_EQ(8, r->data_len);
+	memcpy(&a, r->data, 8);
+	EXPECT_EQ(16, a);
+}
+
 TEST_F(probe, retval_duration_and_args_at_exit)
 {
 	int id = pt_add(self->fd, "r:rs ktrack_tpt_sleep ret=$retval:s32 dur=$duration ms=$arg1:u32", NULL);
