@@ -91,13 +91,20 @@ check_json "the sleeper's max latency brackets the ${SPIN} ms FIFO spin on CPU 0
 	'task(sleeper, "kt_sleeper")["max_us"] >= spun - 1000' \
 	'task(sleeper, "kt_sleeper")["max_us"] < spun + 150000' \
 	'task(sleeper, "kt_sleeper")["prio"] == 120'
-check_json "the maximum is the sleeper's, switched in on CPU 0, its trace from its waking to its switch-in" \
+# The maximum is normally the sleeper's; but any task queued on CPU 0 behind
+# the spin waits as long, and one woken before the sleeper (a kworker,
+# kcompactd: seen under TCG) can hold the maximum by a few ms.  Whichever it
+# is, it is the largest of the per-task maxima, and its trace runs from its
+# own waking to its own switch-in; the sleeper's, when it holds it, shows the
+# spinner switched out.
+check_json "the maximum is the largest task max (the sleeper's, or a task that waited as long on CPU 0), its trace from its waking to its switch-in" \
 	"$T/a.sum" \
-	's["max"]["pid"] == sleeper and s["max"]["comm"] == "kt_sleeper" and s["max"]["cpu"] == 0' \
-	'abs(s["max"]["latency_us"] - task(sleeper, "kt_sleeper")["max_us"]) < 0.01' \
-	'any("sched_waking: pid=%d prio=120 " % sleeper in l for l in s["max"]["trace"])' \
-	'"next_pid=%d " % sleeper in s["max"]["trace"][-1]' \
-	'any("prev_comm=kt_spinner prev_pid=%d " % spinner in l for l in s["max"]["trace"])' \
+	'abs(s["max"]["latency_us"] - max(t["max_us"] for t in s["tasks"])) < 0.01' \
+	's["max"]["latency_us"] >= task(sleeper, "kt_sleeper")["max_us"] - 0.01' \
+	'(s["max"]["pid"], s["max"]["comm"]) != (sleeper, "kt_sleeper") or s["max"]["cpu"] == 0' \
+	'any("sched_waking: pid=%d " % s["max"]["pid"] in l for l in s["max"]["trace"])' \
+	'"next_pid=%d " % s["max"]["pid"] in s["max"]["trace"][-1]' \
+	's["max"]["pid"] != sleeper or any("prev_comm=kt_spinner prev_pid=%d " % spinner in l for l in s["max"]["trace"])' \
 	'len(s["max"]["trace"]) >= 2 and len(s["max"]["trace"]) <= 21'
 check_json "the histogram holds every latency of the sleeper, the max in its log2 bucket" "$T/a.sum" \
 	'sum(b["count"] for b in task(sleeper, "kt_sleeper")["buckets"]) == task(sleeper, "kt_sleeper")["count"]' \
@@ -131,7 +138,7 @@ lines=$(grep -c ' latency ' "$T/c.txt")
 if [ $rc = 0 ] && grep -Eq "pid $sleeper +comm kt_sleeper +latency +[0-9.]+ us  cpu 0$" "$T/c.txt" &&
 	awk -v t=$thr '/ latency / { for (i = 1; i < NF; i++) if ($i == "latency" && $(i + 1) + 0 <= t) bad = 1 } END { exit bad }' "$T/c.txt" &&
 	grep -q "^# tracer: wakeup (threshold $thr us)" "$T/c.txt" &&
-	grep -q "^max latency: .* kt_sleeper pid $sleeper prio 120" "$T/c.txt"; then
+	grep -q "^max latency: .* pid $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["max"]["pid"])' "$T/b.json") " "$T/c.txt"; then
 	ok "--threshold $thr: $lines live lines, all over it, the sleeper's among them, its trace printed"
 else
 	notok "--threshold $thr (exit $rc)" "$(head -40 "$T/c.txt")"
