@@ -48,7 +48,7 @@ struct kt_fetch {
 	u16 slot;		/* offset of its slot in data[] */
 	u16 slot_len;		/* bytes of the slot */
 	u16 name_off;		/* KTRACK_FETCH_F_BY_NAME: the field's name in strtab */
-	bool direct;		/* an argument as it is: kt_fill()'s short path */
+	bool direct;		/* an argument, $retval or $duration as it is: kt_fill() inline */
 };
 
 /* One attach point of a kprobe-based probe. */
