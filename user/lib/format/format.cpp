@@ -66,13 +66,17 @@ inline void put_hex(Buf &out, uint64_t v) {
   put_raw(out, p, static_cast<size_t>(end - p));
 }
 
-// Zero-padded decimal of exactly 'width' digits (v < 10^width).
-inline void put_u_padded(Buf &out, uint64_t v, int width) {
-  char tmp[20];
+// Zero-padded decimal of exactly 'width' digits (v < 10^width) at 'd'.
+inline void write_u_padded(char *d, uint64_t v, int width) {
   for (int i = width - 1; i >= 0; i--) {
-    tmp[i] = static_cast<char>('0' + v % 10);
+    d[i] = static_cast<char>('0' + v % 10);
     v /= 10;
   }
+}
+
+inline void put_u_padded(Buf &out, uint64_t v, int width) {
+  char tmp[20];
+  write_u_padded(tmp, v, width);
   put_raw(out, tmp, static_cast<size_t>(width));
 }
 
@@ -110,12 +114,8 @@ class Raw {
     std::memset(p_, ' ', n);
     p_ += n;
   }
-  // Zero-padded decimal of exactly 'width' digits (v < 10^width).
   void u_padded(uint64_t v, int width) {
-    for (int i = width - 1; i >= 0; i--) {
-      p_[i] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    }
+    write_u_padded(p_, v, width);
     p_ += width;
   }
 
