@@ -253,10 +253,11 @@ static int kt_check_field_names(const struct kt_probe *p)
 /* Slot layout, as documented in uapi/ktrack.h. */
 static int kt_layout(struct kt_probe *p)
 {
-	u32 off = 0;
+	u32 off = 0, covered = 0;
 	u16 i;
 
 	p->all_direct = true;
+	p->nr_args = 0;
 	for (i = 0; i < p->nr_fetch; i++) {
 		struct kt_fetch *f = &p->fetch[i];
 		u32 align, len;
@@ -280,9 +281,13 @@ static int kt_layout(struct kt_probe *p)
 			    !f->nderef && f->count == 1 && !kt_is_string(f) &&
 			    !(f->flags & KTRACK_FETCH_F_BY_NAME);
 		p->all_direct &= f->direct;
+		if (f->src == KTRACK_FETCH_SRC_ARG)
+			p->nr_args = max_t(u8, p->nr_args, f->param);
 		off += len;
+		covered += len;
 	}
 	p->fixed_len = off;
+	p->no_gaps = p->all_direct && covered == off;
 	return 0;
 }
 

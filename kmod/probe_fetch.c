@@ -643,7 +643,9 @@ static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
 	rec->ip = ip;
 	rec->parent_ip = parent_ip;
 	rec->__pad = 0;
-	memset(rec->data, 0, dyn);
+	/* every byte is a slot's and written below, or zeroed here */
+	if (!p->no_gaps || ctx->no_entry)
+		memset(rec->data, 0, dyn);
 	for (i = 0; i < p->nr_fetch; i++) {
 		const struct kt_fetch *f = &p->fetch[i];
 
@@ -669,6 +671,40 @@ static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
 NOKPROBE_SYMBOL(kt_fill);
 
 /*
+ * kt_fill() for kt_in_place() probes, every fetch a register value with
+ * its entry at hand: each slot is a store, nothing to test or zero around
+ * it but the gaps of a layout that has some.
+ */
+static __always_inline void kt_fill_direct(struct kt_probe *p, struct kt_fetch_ctx *ctx,
+					   struct ktrack_rec_probe *rec, u16 event, u64 ip,
+					   u64 parent_ip)
+{
+	u16 i;
+
+	rec->probe_id = p->id;
+	rec->event = event;
+	rec->fault_mask = 0;
+	rec->data_len = p->fixed_len;
+	rec->ip = ip;
+	rec->parent_ip = parent_ip;
+	rec->__pad = 0;
+	if (!p->no_gaps)
+		memset(rec->data, 0, p->fixed_len);
+	for (i = 0; i < p->nr_fetch; i++) {
+		const struct kt_fetch *f = &p->fetch[i];
+		unsigned long v;
+
+		if (f->src == KTRACK_FETCH_SRC_ARG)
+			v = ctx->args[f->param - 1];
+		else if (f->src == KTRACK_FETCH_SRC_RETVAL)
+			v = ctx->exit ? ctx->retval : 0;
+		else
+			v = ctx->exit ? ctx->duration : 0;
+		kt_store(rec->data + f->slot, v, f->size);
+	}
+}
+
+/*
  * The common hit - register values only, no filter, trigger, stack or
  * profile - is fetched straight into its reservation in the ring: no
  * scratch record, no copy.  A filter needs the values before the ring is
@@ -683,8 +719,8 @@ static notrace bool kt_in_place(const struct kt_probe *p, const struct kt_fetch_
 }
 NOKPROBE_SYMBOL(kt_in_place);
 
-static notrace void kt_emit_in_place(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
-				     u64 ip, u64 parent_ip)
+static __always_inline void kt_emit_in_place(struct kt_probe *p, struct kt_fetch_ctx *ctx,
+					     u16 event, u64 ip, u64 parent_ip)
 {
 	struct ktrack_reservation res;
 	struct ktrack_rec_probe *rec;
@@ -699,10 +735,9 @@ static notrace void kt_emit_in_place(struct kt_probe *p, struct kt_fetch_ctx *ct
 		this_cpu_inc(p->stats->dropped);
 		return;
 	}
-	kt_fill(p, ctx, rec, event, ip, parent_ip);
+	kt_fill_direct(p, ctx, rec, event, ip, parent_ip);
 	ktrack_ring_commit(p->session, &res);
 }
-NOKPROBE_SYMBOL(kt_emit_in_place);
 
 notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 event,
 			   u64 ip, u64 parent_ip)

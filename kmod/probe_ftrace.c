@@ -16,15 +16,18 @@
  * The callback gets the argument registers (DYNAMIC_FTRACE_WITH_ARGS, on
  * x86-64 in both kernels); the whole pt_regs (FTRACE_OPS_FL_SAVE_REGS, a
  * slower trampoline) only when a fetch reads a register or the stack.
- * FTRACE_OPS_FL_RECURSION has ftrace guard against recursion and disable
- * preemption.  The handler reads RCU-protected state, so a hit where RCU
- * does not watch (the idle loop's functions on 6.1) counts as missed; not
- * FTRACE_OPS_FL_RCU, which would drop it uncounted.  ftrace's guard lets
- * one call through again in the same context (its "transition" bit): a traced function that the handler itself calls
- * (a fetch's copy_from_kernel_nofault(), a stack walk) would be recorded as
- * a hit, so the handler keeps its own bit per context, and such hits count
- * as missed.  ktrack's own functions are no hits either: under "*" its
- * reader's work would feed its rings.
+ * The ops has neither FTRACE_OPS_FL_RECURSION nor FTRACE_OPS_FL_RCU, so
+ * ftrace's trampoline calls the handler directly, not through
+ * ftrace_ops_assist_func() and an indirect call (kprobes' own ftrace
+ * handler does the same): the handler disables preemption itself and
+ * guards against recursion with a bit per context and CPU, taken before it
+ * calls anything traceable.  A traced function that the handler itself
+ * calls (a fetch's copy_from_kernel_nofault(), a stack walk) finds the bit
+ * taken, and such hits count as missed.  The handler reads RCU-protected
+ * state, so a hit where RCU does not watch (the idle loop's functions on
+ * 6.1) counts as missed too (FTRACE_OPS_FL_RCU would drop it uncounted).
+ * ktrack's own functions are no hits either: under "*" its reader's work
+ * would feed its rings.
  *
  * The filter ("*" has none: ftrace then calls the ops for every function,
  * modules that load later included, as for its function tracer):
@@ -72,35 +75,41 @@ static notrace bool kt_ftrace_own(unsigned long ip)
 static notrace void kt_ftrace_hit(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	struct kt_probe *p = READ_ONCE(op->private);
-	unsigned long args[KTRACK_FETCH_MAX_ARG];
+	/* only the first p->nr_args are read: not zeroed (INIT_STACK_ALL_ZERO) */
+	unsigned long args[KTRACK_FETCH_MAX_ARG] __uninitialized;
 	unsigned int bit = 1U << interrupt_context_level();
 	struct kt_fetch_ctx ctx = { .args = args };
+	struct kt_probe *p;
 	unsigned int i;
 
+	/* before anything traceable: the recursion bit needs it (top of file) */
+	preempt_disable_notrace();
 	/* NULL: the ops outlived its probe (kt_ftrace_disarm()) */
+	p = READ_ONCE(op->private);
 	if (unlikely(!p) || kt_ftrace_own(ip))
-		return;
+		goto out;
+	if (unlikely(this_cpu_read(kt_ftrace_busy) & bit)) {
+		this_cpu_inc(p->stats->missed);
+		goto out;
+	}
+	this_cpu_or(kt_ftrace_busy, bit);
 	/* the handler reads RCU-protected state: a hit where RCU does not watch is missed */
 	if (unlikely(!rcu_is_watching())) {
 		this_cpu_inc(p->stats->missed);
-		return;
+		goto unlock;
 	}
-	/* preemption is off (FTRACE_OPS_FL_RECURSION) */
-	if (unlikely(this_cpu_read(kt_ftrace_busy) & bit)) {
-		this_cpu_inc(p->stats->missed);
-		return;
-	}
-	this_cpu_or(kt_ftrace_busy, bit);
 	/* only fetches read them (none under a bare "f *") */
 	if (p->nr_fetch) {
 		/* NULL unless FTRACE_OPS_FL_SAVE_REGS: then no fetch needs it */
 		ctx.regs = ftrace_get_regs(fregs);
-		for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
+		for (i = 0; i < p->nr_args; i++)
 			args[i] = ktrack_fregs_arg(fregs, i);
 	}
 	kt_probe_emit(p, &ctx, KTRACK_PROBE_EV_ENTRY, ip, parent_ip);
+unlock:
 	this_cpu_and(kt_ftrace_busy, ~bit);
+out:
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(kt_ftrace_hit);
 
@@ -155,7 +164,7 @@ static int kt_ftrace_arm(struct kt_probe *p)
 		return -ENOMEM;
 	ops->func = kt_ftrace_hit;
 	ops->private = p;
-	ops->flags = FTRACE_OPS_FL_RECURSION;
+	/* no FTRACE_OPS_FL_RECURSION: the handler guards itself (top of file) */
 	if (kt_ftrace_needs_regs(p))
 		ops->flags |= FTRACE_OPS_FL_SAVE_REGS;
 	ret = kt_ftrace_all(p) ? 0 : kt_ftrace_filter(p, ops);

@@ -187,8 +187,10 @@ struct kt_probe {
 	u16 nr_fetch;
 	u16 nr_insns;
 	u32 fixed_len;			/* bytes of the slots */
+	u8 nr_args;			/* the highest $argN any fetch reads */
 	bool has_strings;
 	bool all_direct;		/* every fetch kt_fetch.direct: none can fault */
+	bool no_gaps;			/* all_direct, the slots end to end: nothing to zero */
 	bool reads_kernel;		/* deref, kernel string or @SYM */
 	struct kt_fetch *fetch;
 	struct ktrack_probe_insn *insns;

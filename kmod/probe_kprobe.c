@@ -16,12 +16,13 @@ static notrace int kt_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct kt_func *fn = container_of(kp, struct kt_func, kp);
 	struct kt_probe *p = fn->probe;
-	unsigned long args[KTRACK_FETCH_MAX_ARG];
+	/* only the first p->nr_args are read: not zeroed (INIT_STACK_ALL_ZERO) */
+	unsigned long args[KTRACK_FETCH_MAX_ARG] __uninitialized;
 	struct kt_fetch_ctx ctx = { .regs = regs, .args = args };
 	u64 parent = 0;
 	unsigned int i;
 
-	for (i = 0; i < KTRACK_FETCH_MAX_ARG; i++)
+	for (i = 0; i < p->nr_args; i++)
 		args[i] = regs_get_kernel_argument(regs, i);
 	/* at a function's first byte the return address is on top of stack */
 	if (!p->offset)

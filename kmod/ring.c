@@ -24,8 +24,10 @@
  * sits exactly where the records went missing (FLUSH writes the last one).
  *
  * Overwrite mode: the outermost writer reclaims the oldest records until
- * its reservation fits, moving 'oldest' inside a seqcount (see the ABI
- * header for the reader's side).  It is the only one that may: at nest 1
+ * its reservation fits, and a page more (ring_reclaim_slack()), moving
+ * 'oldest' inside a seqcount (see the ABI header for the reader's side).
+ * Until the slack is used up, ring_claim_fast() reserves with no reclaim
+ * at all.  The outermost writer is the only one that may: at nest 1
  * every reserved record below 'head' is committed, so their lengths can be
  * walked.  A nested writer that finds no room drops its record (counted,
  * LOST record as in discard mode).
@@ -162,15 +164,27 @@ static notrace bool ring_steal(struct ktrack_ring *r, u64 pos, u32 len)
 }
 
 /*
+ * How far past what a reservation needs one reclaim goes: a page of the
+ * ring (an eighth of a small one).  A full ring then pays the reclaim's
+ * barriers and steals once per page of records, not once per record, as
+ * ftrace's ring buffer moves its head a page at a time.
+ */
+static inline u64 ring_reclaim_slack(const struct ktrack_ring *r)
+{
+	return min_t(u64, PAGE_SIZE, r->size / 8);
+}
+
+/*
  * Overwrite mode, outermost writer: reclaim the oldest records until
- * [.., end) fits.  False when it cannot (only in-flight data left).
+ * [.., end) fits, and a slack beyond it when they are committed.  False
+ * when [.., end) cannot fit (only in-flight data left).
  */
 static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 {
 	struct ktrack_ring_ctrl *ctrl = r->ctrl;
 	u64 oldest = r->oldest, index = r->oldest_index, tail;
+	u64 want = end + ring_reclaim_slack(r);
 	u64 unread = 0;
-	bool ok = true;
 
 	tail = READ_ONCE(ctrl->data_tail);
 	/* A mapper's tail past our head is corrupt: treat it as all consumed. */
@@ -179,23 +193,20 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 	WRITE_ONCE(r->seq, r->seq + 1);
 	WRITE_ONCE(ctrl->overwrite_seq, r->seq);
 	smp_wmb();	/* seq odd before 'oldest' moves; pairs with readers' rmb */
-	while (end - oldest > r->size) {
+	while (want - oldest > r->size) {
 		u64 off = oldest & ring_mask(r);
 		u16 len = READ_ONCE(*(u16 *)(r->data + off));
 		u16 type = READ_ONCE(*(u16 *)(r->data + off + 2));
 		u32 unit = len;
 
-		if (oldest >= head || len < 8 || (len & 7) || off + len > r->size) {
-			ok = false;
+		/* the slack stops at in-flight data, or at a corrupt length */
+		if (oldest >= head || len < 8 || (len & 7) || off + len > r->size)
 			break;
-		}
 		if (type != KTRACK_REC_PAD) {
 			/* a linked pair goes as one: never a STACK without its PROBE */
 			unit = len >= sizeof(struct ktrack_rec_hdr) ? ring_unit_len(r, off, len) : 0;
-			if (!unit || oldest + unit > head) {
-				ok = false;
+			if (!unit || oldest + unit > head)
 				break;
-			}
 			index += rec_weight(r->data + off, type) + (unit != len);
 			/*
 			 * 'overwritten' counts records of 'written' only: a LOST
@@ -223,7 +234,7 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 		local_add(unread, &r->overwritten);
 		trace_ktrack_ring_overflow(r->s->id, r->cpu, unread, KTRACK_LOST_OVERWRITTEN);
 	}
-	return ok;
+	return end - oldest <= r->size;
 }
 
 static notrace bool ring_room(struct ktrack_ring *r, u64 head, u64 end)
@@ -392,6 +403,29 @@ static notrace void *ring_claim(struct ktrack_session *s, struct ktrack_ring *r,
 	return p;
 }
 
+/*
+ * ring_claim() for the common case, in a few instructions: no losses
+ * pending, the record fits before the end of the area, and the space is
+ * free (discard mode) or still holds no unreclaimed record (overwrite
+ * mode).  NULL: ring_claim() decides, from the same state.
+ */
+static __always_inline void *ring_claim_fast(struct ktrack_ring *r, u32 len)
+{
+	u64 head = local_read(&r->head), off = head & ring_mask(r), used_from;
+
+	if (local_read(&r->lost_pending) || off + len > r->size)
+		return NULL;
+	if (r->mode == KTRACK_MODE_DISCARD)
+		used_from = smp_load_acquire(&r->ctrl->data_tail);	/* as ring_room() */
+	else
+		used_from = READ_ONCE(r->oldest);
+	if (used_from > head || head + len - used_from > r->size)
+		return NULL;
+	if (local_cmpxchg(&r->head, head, head + len) != head)
+		return NULL;
+	return r->data + off;
+}
+
 /* Largest record: it must fit, with a LOST record, in half the ring. */
 static inline bool too_big(const struct ktrack_ring *r, u32 len)
 {
@@ -410,7 +444,7 @@ enum ring_reserve_kind { RESERVE_EVENT, RESERVE_META, RESERVE_FORCED };
  * 'link_len' > 0: room for a second record of that many bytes (header
  * included, aligned) after this one, claimed with it (a linked pair).
  */
-static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
+static __always_inline void *ring_reserve(struct ktrack_session *s, u16 type, u32 payload_len,
 				  u32 link_len, struct ktrack_reservation *res,
 				  enum ring_reserve_kind kind, int on_cpu)
 {
@@ -449,7 +483,9 @@ static notrace void *ring_reserve(struct ktrack_session *s, u16 type, u32 payloa
 	}
 	local_inc(&r->nest);
 	barrier();
-	p = ring_claim(s, r, len + link_len, records, ts, kind == RESERVE_FORCED);
+	p = ring_claim_fast(r, len + link_len);
+	if (!p)
+		p = ring_claim(s, r, len + link_len, records, ts, kind == RESERVE_FORCED);
 	if (!p) {
 		ring_put(r);
 		goto out;
@@ -494,7 +530,7 @@ int ktrack_session_write_meta(struct ktrack_session *s, u16 type, const void *pa
 	return 0;
 }
 
-static notrace void ring_commit(struct ktrack_session *s, struct ktrack_reservation *res,
+static __always_inline void ring_commit(struct ktrack_session *s, struct ktrack_reservation *res,
 				bool counted)
 {
 	struct ktrack_ring *r = s->rings[res->cpu];
