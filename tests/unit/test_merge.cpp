@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <cstring>
+#include <deque>
+#include <queue>
 #include <random>
 
 #include "device/capture.hpp"
@@ -134,6 +136,91 @@ TEST(Merger, StreamsBuffersWithGrowthWrapAndTies) {
   EXPECT_EQ(popped, next_seq[0] + next_seq[1]);
   EXPECT_TRUE(m.empty());
   EXPECT_EQ(m.buffered_bytes(), 0u);
+}
+
+// The tournament with runs gives exactly the order of the plain rule: the
+// smallest (ts, when the CPU's key was set) first, a CPU's key set when its
+// queue fills and after each of its pops.  A heap reference with that rule
+// checks random mixes of buffers, single pushes, PADs, ties, interleaved
+// pops and CPUs appearing late.
+TEST(Merger, TournamentMatchesHeapReference) {
+  struct RefKey {
+    uint64_t ts, seq;
+    uint16_t cpu;
+    bool operator>(const RefKey &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
+  };
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; trial++) {
+    RecordMerger m;
+    std::vector<std::deque<uint64_t>> ref_q(40);  // per CPU: record ids
+    std::vector<uint64_t> ref_ts(1u << 20);       // id -> ts
+    std::priority_queue<RefKey, std::vector<RefKey>, std::greater<RefKey>> heap;
+    uint64_t seq = 0, id = 0;
+    uint16_t ncpu = static_cast<uint16_t>(1 + rng() % 37);
+    std::vector<uint64_t> ts(ncpu);
+    auto ref_add = [&](uint16_t cpu, uint64_t rid) {
+      if (ref_q[cpu].empty()) heap.push({ref_ts[rid], seq++, cpu});
+      ref_q[cpu].push_back(rid);
+    };
+    auto ref_pop = [&](uint64_t &rid) {
+      if (heap.empty()) return false;
+      RefKey k = heap.top();
+      heap.pop();
+      rid = ref_q[k.cpu].front();
+      ref_q[k.cpu].pop_front();
+      if (!ref_q[k.cpu].empty()) heap.push({ref_ts[ref_q[k.cpu].front()], seq++, k.cpu});
+      return true;
+    };
+    auto make = [&](uint16_t cpu) {
+      // Mostly runs of close timestamps; ties across CPUs are common.
+      ts[cpu] += rng() % 4;
+      ref_ts[id] = ts[cpu];
+      return rec(KTRACK_REC_TEST_SEQ, cpu, ts[cpu], id++);
+    };
+    uint16_t seen = static_cast<uint16_t>(1 + rng() % ncpu);  // CPUs appear over time
+    std::span<const uint8_t> out;
+    for (int step = 0; step < 400 && id + 4000 < ref_ts.size(); step++) {
+      if (seen < ncpu && rng() % 8 == 0) seen++;
+      if (rng() % 3 == 0) {
+        uint16_t cpu = static_cast<uint16_t>(rng() % seen);
+        auto r = make(cpu);
+        ref_add(cpu, id - 1);
+        m.push(r);
+      } else {
+        ByteBuffer buf = m.take_buffer();
+        int runs = 1 + static_cast<int>(rng() % 6);
+        for (int k = 0; k < runs; k++) {
+          uint16_t cpu = static_cast<uint16_t>(rng() % seen);
+          int n = 1 + static_cast<int>(rng() % 50);
+          for (int i = 0; i < n; i++) {
+            auto r = make(cpu);
+            ref_add(cpu, id - 1);
+            buf.insert(buf.end(), r.begin(), r.end());
+          }
+          if (rng() % 5 == 0) {
+            auto pad = rec(KTRACK_REC_PAD, static_cast<uint16_t>(rng() % 9000), 0, 0);
+            buf.insert(buf.end(), pad.begin(), pad.end());
+          }
+        }
+        m.push_buffer(std::move(buf));
+      }
+      for (int k = static_cast<int>(rng() % 120); k > 0; k--) {
+        uint64_t want;
+        bool has = ref_pop(want);
+        ASSERT_EQ(m.pop(out), has);
+        if (!has) break;
+        ASSERT_EQ(seq_of(out), want) << "trial " << trial << " step " << step;
+      }
+    }
+    uint64_t want;
+    while (ref_pop(want)) {
+      ASSERT_TRUE(m.pop(out));
+      ASSERT_EQ(seq_of(out), want);
+    }
+    EXPECT_FALSE(m.pop(out));
+    EXPECT_TRUE(m.empty());
+    EXPECT_EQ(m.buffered_bytes(), 0u);
+  }
 }
 
 TEST(Capture, ParseDuration) {

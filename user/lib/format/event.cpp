@@ -167,16 +167,19 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
   if (h.type == KTRACK_REC_PROBE) {
     constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
     if (payload.size() >= fixed) {
-      ktrack_rec_probe p;
-      std::memcpy(&p, payload.data(), fixed);
-      ev.probe_id = p.probe_id;
-      ev.probe_event = p.event;
-      ev.ip = p.ip;
-      ev.parent_ip = p.parent_ip;
-      ev.fault_mask = p.fault_mask;
+      // Field by field into the event, not through a stack copy of the
+      // header read back (the profile's hottest spot in decode; ~2% of hist).
+      const uint8_t *q = payload.data();
+      uint16_t data_len;
+      std::memcpy(&ev.probe_id, q + offsetof(ktrack_rec_probe, probe_id), sizeof(ev.probe_id));
+      std::memcpy(&ev.probe_event, q + offsetof(ktrack_rec_probe, event), sizeof(ev.probe_event));
+      std::memcpy(&data_len, q + offsetof(ktrack_rec_probe, data_len), sizeof(data_len));
+      std::memcpy(&ev.ip, q + offsetof(ktrack_rec_probe, ip), sizeof(ev.ip));
+      std::memcpy(&ev.parent_ip, q + offsetof(ktrack_rec_probe, parent_ip), sizeof(ev.parent_ip));
+      std::memcpy(&ev.fault_mask, q + offsetof(ktrack_rec_probe, fault_mask), sizeof(ev.fault_mask));
       // an e probe's record names no function: its probe names the event
-      ev.has_ip = !(p.event == KTRACK_PROBE_EV_TP && p.ip == 0);
-      ev.data = payload.subspan(fixed, std::min<size_t>(p.data_len, payload.size() - fixed));
+      ev.has_ip = !(ev.probe_event == KTRACK_PROBE_EV_TP && ev.ip == 0);
+      ev.data = payload.subspan(fixed, std::min<size_t>(data_len, payload.size() - fixed));
     } else {
       ev.data = {};
     }

@@ -67,11 +67,28 @@ inline void put_hex(Buf &out, uint64_t v) {
 }
 
 // Zero-padded decimal of exactly 'width' digits (v < 10^width) at 'd'.
+// The low 'width' digits of v, zero-padded.  Four digits per division and
+// two per table lookup: a digit per division made a chain of 9 dependent
+// divisions per timestamp, a quarter of format_text's time.
 inline void write_u_padded(char *d, uint64_t v, int width) {
-  for (int i = width - 1; i >= 0; i--) {
-    d[i] = static_cast<char>('0' + v % 10);
-    v /= 10;
+  static constexpr char kPairs[] =
+      "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+      "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+  char *p = d + width;
+  for (; p - d >= 4; p -= 4) {
+    uint64_t q = v / 10000;
+    auto r = static_cast<uint32_t>(v - q * 10000);
+    std::memcpy(p - 2, kPairs + 2 * (r % 100), 2);
+    std::memcpy(p - 4, kPairs + 2 * (r / 100), 2);
+    v = q;
   }
+  if (p - d >= 2) {
+    uint64_t q = v / 100;
+    std::memcpy(p - 2, kPairs + 2 * (v - q * 100), 2);
+    v = q;
+    p -= 2;
+  }
+  if (p > d) d[0] = static_cast<char>('0' + v % 10);
 }
 
 inline void put_u_padded(Buf &out, uint64_t v, int width) {

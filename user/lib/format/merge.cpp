@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -13,11 +14,11 @@ namespace ktrack {
 
 RecordMerger::RecordMerger() = default;
 
-void RecordMerger::RefRing::grow() {
+void RecordMerger::SegRing::grow() {
   // Small at first: a file may name thousands of CPUs, and a ring per CPU
   // of 16,384 refs (384 KiB) each, counted nowhere, made a 75 KB file cost
   // 3 GB (review).  Doubling keeps the growth cheap.
-  std::vector<Ref> bigger(v.empty() ? 64 : v.size() * 2);
+  std::vector<Seg> bigger(v.empty() ? 16 : v.size() * 2);
   for (size_t i = 0; i < size; i++) bigger[i] = v[(head + i) & (v.size() - 1)];
   v = std::move(bigger);
   head = 0;
@@ -52,24 +53,75 @@ void RecordMerger::recycle(ByteBuffer &&buf) {
   spare_.push_back(std::move(buf));
 }
 
-void RecordMerger::add(Block *b, uint32_t off) {
-  ktrack_rec_hdr h;
-  std::memcpy(&h, b->data.data() + off, sizeof(h));
-  if (h.type == KTRACK_REC_PAD) return;
-  if (h.cpu >= kMaxCpus) throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
-  if (h.cpu >= cpus_.size()) cpus_.resize(h.cpu + 1u);
-  auto &q = cpus_[h.cpu];
-  if (q.empty()) heap_.push({h.ts, seq_++, h.cpu});
-  q.push_back({b, off, h.len, h.ts});
+uint64_t RecordMerger::ts_at(const Block *b, uint32_t off) const {
+  uint64_t ts;
+  std::memcpy(&ts, b->data.data() + off + offsetof(ktrack_rec_hdr, ts), sizeof(ts));
+  return ts;
+}
+
+void RecordMerger::set_key(uint32_t cpu, Key k) {
+  keys_[cpu] = k;
+  for (uint32_t n = leaves_ + cpu; n > 1; n >>= 1) {
+    uint32_t x = tree_[n], y = tree_[n ^ 1u];
+    tree_[n >> 1] = keys_[y] < keys_[x] ? y : x;
+  }
+}
+
+// The run's CPU gets its key now, as the heap merge gave it after each pop:
+// before any other key is set, so ties keep arrival order.
+void RecordMerger::end_run() {
+  if (run_ < 0) return;
+  uint32_t c = static_cast<uint32_t>(run_);
+  run_ = -1;
+  set_key(c, {cpus_[c].head_ts, seq_++});
+}
+
+// Queues the records [off, end) of one CPU in block b.
+void RecordMerger::append(Block *b, uint16_t cpu, uint32_t off, uint32_t end) {
+  if (cpu >= cpus_.size()) {
+    end_run();
+    cpus_.resize(cpu + 1u);
+    if (cpus_.size() > leaves_) {
+      // Rebuild for twice the slots (rare: once per doubling).
+      uint32_t n = std::max<uint32_t>(leaves_ * 2, 4);
+      while (n < cpus_.size()) n *= 2;
+      keys_.resize(n, kNone);
+      leaves_ = n;
+      tree_.assign(2 * n, 0);
+      for (uint32_t i = 0; i < n; i++) tree_[n + i] = i;
+      for (uint32_t i = n - 1; i >= 1; i--) {
+        uint32_t x = tree_[2 * i], y = tree_[2 * i + 1];
+        tree_[i] = keys_[y] < keys_[x] ? y : x;
+      }
+    }
+  }
+  buffered_ += end - off;
+  auto &c = cpus_[cpu];
+  if (c.q.empty()) {
+    end_run();
+    c.q.push_back({b, off, end});
+    b->live++;
+    c.head_ts = ts_at(b, off);
+    active_++;
+    set_key(cpu, {c.head_ts, seq_++});
+    return;
+  }
+  Seg &last = c.q.back();
+  if (last.block == b && last.end == off) {  // push() of the next record
+    last.end = end;
+    return;
+  }
+  c.q.push_back({b, off, end});
   b->live++;
-  buffered_ += h.len;
 }
 
 void RecordMerger::push(std::span<const uint8_t> rec) {
-  uint16_t len;
-  std::memcpy(&len, rec.data(), 2);
-  // Appending must never reallocate: refs point into the block.
-  if (!current_ || current_->data.size() + len > current_->data.capacity()) {
+  ktrack_rec_hdr h;
+  std::memcpy(&h, rec.data(), sizeof(h));
+  if (h.type == KTRACK_REC_PAD) return;
+  if (h.cpu >= kMaxCpus) throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
+  // Appending must never reallocate: queued runs point into the block.
+  if (!current_ || current_->data.size() + h.len > current_->data.capacity()) {
     Block *old = current_;
     current_ = new_block();
     current_->data = take_buffer();
@@ -79,8 +131,8 @@ void RecordMerger::push(std::span<const uint8_t> rec) {
     release(old);
   }
   uint32_t off = static_cast<uint32_t>(current_->data.size());
-  current_->data.insert(current_->data.end(), rec.data(), rec.data() + len);
-  add(current_, off);
+  current_->data.insert(current_->data.end(), rec.data(), rec.data() + h.len);
+  append(current_, h.cpu, off, off + h.len);
 }
 
 ByteBuffer RecordMerger::take_buffer() {
@@ -95,14 +147,34 @@ void RecordMerger::push_buffer(ByteBuffer &&buf) {
   b->data = std::move(buf);
   b->held = b->data.capacity();
   held_ += b->held;
-  size_t off = 0;
+  const uint8_t *d = b->data.data();
+  size_t off = 0, run_start = 0;
+  uint32_t run_cpu = UINT32_MAX;  // none
+  auto flush = [&] {
+    if (run_cpu != UINT32_MAX && run_start < off)
+      append(b, static_cast<uint16_t>(run_cpu), static_cast<uint32_t>(run_start), static_cast<uint32_t>(off));
+    run_cpu = UINT32_MAX;
+  };
   while (off + sizeof(ktrack_rec_hdr) <= b->data.size()) {
-    uint16_t len;
-    std::memcpy(&len, b->data.data() + off, 2);
-    if (len < sizeof(ktrack_rec_hdr) || off + len > b->data.size()) break;
-    add(b, static_cast<uint32_t>(off));
-    off += len;
+    ktrack_rec_hdr h;
+    std::memcpy(&h, d + off, sizeof(h));
+    if (h.len < sizeof(ktrack_rec_hdr) || off + h.len > b->data.size()) break;
+    if (h.type == KTRACK_REC_PAD || h.cpu != run_cpu) {
+      flush();
+      if (h.type == KTRACK_REC_PAD) {
+        off += h.len;
+        continue;
+      }
+      if (h.cpu >= kMaxCpus) {
+        release(b);
+        throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
+      }
+      run_cpu = h.cpu;
+      run_start = off;
+    }
+    off += h.len;
   }
+  flush();
   release(b);
 }
 
@@ -110,30 +182,43 @@ bool RecordMerger::pop(std::span<const uint8_t> &out) {
   Block *prev = popped_from_;
   popped_from_ = nullptr;
   release(prev);
-  Entry top;
-  if (has_hot_ && (heap_.empty() || !(hot_ > heap_.top()))) {
-    top = hot_;
-    has_hot_ = false;
-  } else if (!heap_.empty()) {
-    top = heap_.top();
-    heap_.pop();
-    if (has_hot_) {
-      heap_.push(hot_);
-      has_hot_ = false;
-    }
+  uint32_t c;
+  if (run_ >= 0 && cpus_[static_cast<uint32_t>(run_)].head_ts < run_limit_) {
+    c = static_cast<uint32_t>(run_);
   } else {
-    return false;
+    end_run();
+    if (active_ == 0) return false;
+    c = tree_[1];
   }
-  auto &q = cpus_[top.cpu];
-  Ref r = q.front();
-  q.pop_front();
-  out = std::span<const uint8_t>(r.block->data.data() + r.off, r.len);
-  r.block->live--;
-  buffered_ -= r.len;
-  popped_from_ = r.block;
-  if (!q.empty()) {
-    hot_ = {q.front().ts, seq_++, top.cpu};
-    has_hot_ = true;
+  auto &cpu = cpus_[c];
+  Seg &s = cpu.q.front();
+  uint16_t len;
+  std::memcpy(&len, s.block->data.data() + s.off, sizeof(len));
+  out = std::span<const uint8_t>(s.block->data.data() + s.off, len);
+  popped_from_ = s.block;
+  buffered_ -= len;
+  s.off += len;
+  if (s.off >= s.end) {
+    s.block->live--;
+    cpu.q.pop_front();
+    if (cpu.q.empty()) {
+      run_ = -1;
+      active_--;
+      set_key(c, kNone);
+      return true;
+    }
+  }
+  const Seg &next = cpu.q.front();
+  cpu.head_ts = ts_at(next.block, next.off);
+  if (run_ == static_cast<int32_t>(c)) return true;  // checked at the next pop
+  set_key(c, {cpu.head_ts, seq_++});
+  if (tree_[1] == c) {
+    // Still the oldest: a run, until another CPU's next record is as old
+    // (those keys are older, so they win ties).
+    uint64_t limit = UINT64_MAX;
+    for (uint32_t n = leaves_ + c; n > 1; n >>= 1) limit = std::min(limit, keys_[tree_[n ^ 1u]].ts);
+    run_ = static_cast<int32_t>(c);
+    run_limit_ = limit;
   }
   return true;
 }

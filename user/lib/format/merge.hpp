@@ -11,9 +11,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <queue>
 #include <span>
 #include <utility>
 #include <vector>
@@ -63,7 +61,7 @@ class RecordMerger {
   // decompressed chunk can be hundreds of times the bytes it was read
   // from), so readers bound their window by this, not by the records.
   size_t held_bytes() const { return held_; }
-  bool empty() const { return heap_.empty() && !has_hot_; }
+  bool empty() const { return active_ == 0; }
   // Gives an emptied buffer back for take_buffer() to hand out again.
   void recycle(ByteBuffer &&buf);
 
@@ -73,54 +71,75 @@ class RecordMerger {
  private:
   struct Block {
     ByteBuffer data;
-    size_t live = 0;  // records not popped yet
+    size_t live = 0;  // segments not fully popped yet
     size_t held = 0;  // data's capacity, counted in held_ until released
   };
-  struct Ref {
+  // A run of one CPU's records, contiguous in a block: the recorder drains
+  // per-CPU batches, so a chunk is a few long runs.  Queuing runs instead
+  // of a ref per record keeps the queues small enough to stay in cache
+  // (a ref per record over a 16 MiB window was megabytes, written once and
+  // read once, a quarter of hist's time).  pop() advances 'off'.
+  struct Seg {
     Block *block;
-    uint32_t off;
-    uint16_t len;
-    uint64_t ts;
+    uint32_t off, end;
   };
-  struct Entry {
-    uint64_t ts;
-    uint64_t seq;
-    uint16_t cpu;
-    bool operator>(const Entry &o) const { return ts != o.ts ? ts > o.ts : seq > o.seq; }
+  // Merge key of a CPU's next record: ties in ts go to the CPU whose key
+  // was set first (arrival order).  Unique, as seq only grows.
+  struct Key {
+    uint64_t ts, seq;
+    bool operator<(const Key &o) const { return ts != o.ts ? ts < o.ts : seq < o.seq; }
   };
-  // One CPU's pending records, oldest first: a ring that grows by doubling
-  // (a deque allocates a node per few dozen records).
-  struct RefRing {
-    std::vector<Ref> v;
+  static constexpr Key kNone{UINT64_MAX, UINT64_MAX};
+  // One CPU's pending runs, oldest first: a ring that grows by doubling
+  // (a deque allocates a node per few dozen entries).
+  struct SegRing {
+    std::vector<Seg> v;
     size_t head = 0, size = 0;
     bool empty() const { return size == 0; }
-    Ref &front() { return v[head]; }
+    Seg &front() { return v[head]; }
+    Seg &back() { return v[(head + size - 1) & (v.size() - 1)]; }
     void pop_front() {
       head = (head + 1) & (v.size() - 1);
       size--;
     }
-    void push_back(const Ref &r) {
+    void push_back(const Seg &r) {
       if (size == v.size()) grow();
       v[(head + size) & (v.size() - 1)] = r;
       size++;
     }
     void grow();
   };
+  struct Cpu {
+    SegRing q;
+    uint64_t head_ts = 0;  // ts of q.front()'s next record
+  };
   Block *new_block();
-  void add(Block *b, uint32_t off);
+  void append(Block *b, uint16_t cpu, uint32_t off, uint32_t end);
   void release(Block *b);
+  // The tournament: set_key() replays one CPU's path to the root.
+  void set_key(uint32_t cpu, Key k);
+  void end_run();
+  uint64_t ts_at(const Block *b, uint32_t off) const;
 
-  std::vector<RefRing> cpus_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  std::vector<Cpu> cpus_;
+  // Winner tree over CPU slots: leaves at [leaves_, 2 * leaves_), each node
+  // the slot whose key is smallest below it.  A pop replays one path (log2
+  // of the CPUs, two compares a level) instead of a heap pop and push.
+  std::vector<Key> keys_;       // per slot; kNone when its queue is empty
+  std::vector<uint32_t> tree_;  // tree_[1] is the winner
+  uint32_t leaves_ = 0;
+  size_t active_ = 0;  // CPUs with pending records
+  // The CPU popped last, while its next record is older than every other
+  // CPU's (run_limit_): records of one CPU come in runs, and a run costs
+  // one compare per record, no tree replay.  Its key in the tree is stale
+  // until end_run().
+  int32_t run_ = -1;
+  uint64_t run_limit_ = 0;
   std::vector<std::unique_ptr<Block>> blocks_;  // every block, owned
   std::vector<Block *> free_;                   // unused blocks (data empty)
   // Emptied buffers, capacity kept: recycling them means steady-state
   // reading touches no fresh pages (page faults cost more than decoding).
   std::vector<ByteBuffer> spare_;
-  // The CPU popped last stays out of the heap while it keeps winning:
-  // records of one CPU come in runs, and a run costs no heap operations.
-  Entry hot_{};
-  bool has_hot_ = false;
   Block *current_ = nullptr;      // push() appends here
   Block *popped_from_ = nullptr;  // holds the last pop()'s bytes
   uint64_t seq_ = 0;
