@@ -631,6 +631,17 @@ static notrace void kt_actions_after(struct kt_probe *p)
 }
 NOKPROBE_SYMBOL(kt_actions_after);
 
+/* A kt_fetch.direct fetch's value, its entry at hand (kt_source()'s, with no call). */
+static __always_inline unsigned long kt_direct_value(const struct kt_fetch *f,
+						     const struct kt_fetch_ctx *ctx)
+{
+	if (f->src == KTRACK_FETCH_SRC_ARG)
+		return ctx->args[f->param - 1];
+	if (f->src == KTRACK_FETCH_SRC_RETVAL)
+		return ctx->exit ? ctx->retval : 0;
+	return ctx->exit ? ctx->duration : 0;
+}
+
 /* The record of a hit: its header and fetched values (fault_mask, data_len set). */
 static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
 			    struct ktrack_rec_probe *rec, u16 event, u64 ip, u64 parent_ip)
@@ -651,15 +662,7 @@ static notrace void kt_fill(struct kt_probe *p, struct kt_fetch_ctx *ctx,
 
 		/* the common fetches, a value as it is: no call (kt_source()'s values) */
 		if (f->direct && !ctx->no_entry) {
-			unsigned long v;
-
-			if (f->src == KTRACK_FETCH_SRC_ARG)
-				v = ctx->args[f->param - 1];
-			else if (f->src == KTRACK_FETCH_SRC_RETVAL)
-				v = ctx->exit ? ctx->retval : 0;
-			else
-				v = ctx->exit ? ctx->duration : 0;
-			kt_store(rec->data + f->slot, v, f->size);
+			kt_store(rec->data + f->slot, kt_direct_value(f, ctx), f->size);
 			continue;
 		}
 		if (!kt_fetch_one(f, ctx, rec->data, &dyn))
@@ -692,15 +695,8 @@ static __always_inline void kt_fill_direct(struct kt_probe *p, struct kt_fetch_c
 		memset(rec->data, 0, p->fixed_len);
 	for (i = 0; i < p->nr_fetch; i++) {
 		const struct kt_fetch *f = &p->fetch[i];
-		unsigned long v;
 
-		if (f->src == KTRACK_FETCH_SRC_ARG)
-			v = ctx->args[f->param - 1];
-		else if (f->src == KTRACK_FETCH_SRC_RETVAL)
-			v = ctx->exit ? ctx->retval : 0;
-		else
-			v = ctx->exit ? ctx->duration : 0;
-		kt_store(rec->data + f->slot, v, f->size);
+		kt_store(rec->data + f->slot, kt_direct_value(f, ctx), f->size);
 	}
 }
 

@@ -199,7 +199,7 @@ static notrace bool ring_reclaim(struct ktrack_ring *r, u64 end, u64 head)
 		u16 type = READ_ONCE(*(u16 *)(r->data + off + 2));
 		u32 unit = len;
 
-		/* the slack stops at in-flight data, or at a corrupt length */
+		/* at nest 1 all below head is committed: only a corrupt length stops it */
 		if (oldest >= head || len < 8 || (len & 7) || off + len > r->size)
 			break;
 		if (type != KTRACK_REC_PAD) {
