@@ -538,6 +538,14 @@ TEST_F(TraceFile, Format4And5FilesStillRead) {
     fs::path p = dir_ / fmt::format("v{}.ktrack", version);
     write_file(p, old);
     EXPECT_EQ(decode_all(p), db) << version;
+    // One version older (3 has no LZ4 chunks, 4 no zstd ones): a damaged file.
+    std::string older = rebuild(old, [&](uint32_t &t, std::string &payload) {
+      if (t != static_cast<uint32_t>(ChunkType::Meta)) return;
+      size_t at = payload.find("format_version=");
+      payload[at + 15] = static_cast<char>('0' + version - 1);
+    });
+    write_file(p, older);
+    EXPECT_THROW(decode_all(p), Error) << version - 1;
   }
 }
 
