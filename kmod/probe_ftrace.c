@@ -163,7 +163,7 @@ static int kt_ftrace_arm(struct kt_probe *p)
 	if (!ops)
 		return -ENOMEM;
 	ops->func = kt_ftrace_hit;
-	ops->private = p;
+	/* ops->private stays NULL until registered: see kt_ftrace_disarm() */
 	/* no FTRACE_OPS_FL_RECURSION: the handler guards itself (top of file) */
 	if (kt_ftrace_needs_regs(p))
 		ops->flags |= FTRACE_OPS_FL_SAVE_REGS;
@@ -183,11 +183,20 @@ static int kt_ftrace_arm(struct kt_probe *p)
 			return -EOPNOTSUPP;
 		}
 	}
+	WRITE_ONCE(ops->private, p);
 	p->fops = ops;
 	return 0;
 }
 
 /*
+ * The ops has no private (the handler returns at once) while ftrace patches
+ * the call sites in and out, as ftrace's function tracer does with its
+ * function_enabled: under "f *" every function the patching itself calls
+ * would otherwise be recorded, which made arming 1.6x and disarming 1.3x
+ * slower than the function tracer's (2026-11-29, 6.12 under TCG; now the
+ * same).  A hit in those moments is not the probe's: it is armed once
+ * register_ftrace_function() has returned.
+ *
  * unregister_ftrace_function() returns once no callback of the ops runs:
  * for ops that are not the kernel's own (FTRACE_OPS_FL_DYNAMIC) it waits
  * for every task to have left any trampoline.  It fails only when ftrace
@@ -202,8 +211,8 @@ static void kt_ftrace_disarm(struct kt_probe *p)
 	if (!ops)
 		return;
 	p->fops = NULL;
+	WRITE_ONCE(ops->private, NULL);
 	if (unregister_ftrace_function(ops)) {
-		WRITE_ONCE(ops->private, NULL);
 		synchronize_rcu();
 		__module_get(THIS_MODULE);
 		pr_err("probe %s: ftrace cannot take its ftrace_ops back: kept, with ktrack\n",

@@ -21,7 +21,7 @@ struct ktrack_session;
 struct ktrack_ring {
 	struct ktrack_ring_ctrl *ctrl;	/* page 0 of 'area', mapped RW */
 	u8 *data;			/* pages 1.., mapped read-only */
-	void *area;			/* vmalloc_user(): ctrl + data */
+	void *area;			/* vmalloc'ed, zeroed: ctrl + data */
 	u64 size;			/* data bytes, power of two */
 	u32 cpu;
 	u32 mode;

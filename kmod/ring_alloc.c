@@ -92,7 +92,13 @@ int ktrack_rings_alloc(struct ktrack_session *s)
 			goto fail;
 		kt_alloc_add(KT_ALLOC_RINGS, 1);
 		rings[cpu] = r;
-		r->area = vmalloc_user(bytes);
+		/*
+		 * Not vmalloc_user(): its failure warns with a stack trace,
+		 * and the user is told (ENOMEM, with a sentence) already.  The
+		 * pages reach userspace by vm_insert_page(), not
+		 * remap_vmalloc_range(): VM_USERMAP is not needed.
+		 */
+		r->area = __vmalloc(bytes, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
 		if (!r->area)
 			goto fail;
 		kt_alloc_add(KT_ALLOC_RING_PAGES, bytes / PAGE_SIZE);

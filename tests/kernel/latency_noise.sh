@@ -124,7 +124,9 @@ req_case "START noise, CPU 40 (offline)" "errno EINVAL" 2 100000000 50000000 500
 req_case "START noise on CPU 0, closed at once" "ok" 2 100000000 50000000 5000 1 0
 
 # ---- one at a time; the file's close stops it ---------------------------------
-"$L" req 2 100000000 50000000 5000 0 0 30 >"$T/hold.out" 2>&1 &
+# held until killed below (600 s: 30 s ran out on the debug kernel before
+# the rmmod check)
+"$L" req 2 100000000 50000000 5000 0 0 600 >"$T/hold.out" 2>&1 &
 bg=$!
 if wait_line "$T/hold.out" '^started'; then
 	nt=$(grep -l '^ktrack_noise/' /proc/[0-9]*/comm 2>/dev/null | wc -l)
@@ -145,6 +147,7 @@ if wait_line "$T/hold.out" '^started'; then
 	req_case "noise START after the holder's close" "ok" 2 100000000 50000000 5000 0 0
 else
 	notok "hold a noise tracer" "$(cat "$T/hold.out")"
+	kill -KILL $bg 2>/dev/null
 fi
 
 echo "1..$n"

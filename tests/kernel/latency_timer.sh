@@ -122,7 +122,9 @@ req_case "START timer, CPU 63 (offline)" "errno EINVAL" 1 1000000 0 0 8000000000
 req_case "START timer, CPUs 0 and 1, closed at once" "ok" 1 1000000 0 0 3 0
 
 # ---- one at a time; the file's close stops it ---------------------------------
-"$L" req 1 1000000 0 0 0 0 30 >"$T/hold.out" 2>&1 &
+# held until killed below (600 s: 30 s ran out on the debug kernel before
+# the rmmod check)
+"$L" req 1 1000000 0 0 0 0 600 >"$T/hold.out" 2>&1 &
 bg=$!
 if wait_line "$T/hold.out" '^started'; then
 	nt=$(grep -l '^ktrack_tlat/' /proc/[0-9]*/comm 2>/dev/null | wc -l)
@@ -155,6 +157,7 @@ if wait_line "$T/hold.out" '^started'; then
 	fi
 else
 	notok "hold a timer tracer" "$(cat "$T/hold.out")"
+	kill -KILL $bg 2>/dev/null
 fi
 
 echo "1..$n"

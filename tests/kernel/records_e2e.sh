@@ -98,16 +98,16 @@ check "a probe's file names vfs_write and its callers, with a few symbols" bash 
 	! grep -E ' vw: ' '$T/probe.txt' | grep -q '0xffffffff' &&
 	n=\$(sed -nE 's/^# ([0-9]+) symbols/\\1/p' '$T/probe.txt') && [ \"\$n\" -ge 2 ] && [ \"\$n\" -lt 2000 ]"
 check "a probe's file is small (under 256 KiB)" test "$(stat -c %s "$T/probe.ktrack")" -lt 262144
-# --compress zstd (format 5): every one of dd's 20,000 writes (1.4 MB of
+# --compress zstd (format 6): every one of dd's 20,000 writes (1.4 MB of
 # records: the 4 MiB rings hold them all even if the drain were slow).
 "$K" record -q --compress zstd --buffer-pages 1024 -o "$T/zstd.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
 	dd if=/dev/zero of=/dev/null bs=1 count=20000 >/dev/null 2>&1
 # (dd itself writes a few more bytes, one of them a single byte.)
-check "record --compress zstd: a format-5 file with all 20,000 writes" bash -c "
-	grep -qa 'format_version=5' '$T/zstd.ktrack' &&
+check "record --compress zstd: a format-6 file with all 20,000 writes" bash -c "
+	grep -qa 'format_version=6' '$T/zstd.ktrack' &&
 	n=\$('$K' report '$T/zstd.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
 	[ \$n -ge 20000 ] && [ \$n -le 20010 ]"
-check "... its record chunks are all zstd frames (RECORDS_ZSTD, type 8)" python3 - "$T/zstd.ktrack" <<'PY'
+check "... its record chunks are all zstd frames of delta-encoded records (RECORDS_ZSTD_DELTA, type 10)" python3 - "$T/zstd.ktrack" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
 at, types = 8, []
@@ -115,8 +115,8 @@ while at + 16 <= len(data):
     t, _crc, n = struct.unpack_from("<IIQ", data, at)
     types.append(t)
     at += 16 + n
-recs = [t for t in types if t in (5, 7, 8)]
-sys.exit(0 if recs and all(t == 8 for t in recs) and at == len(data) else 1)
+recs = [t for t in types if t in (5, 7, 8, 9, 10)]
+sys.exit(0 if recs and all(t == 10 for t in recs) and at == len(data) else 1)
 PY
 "$K" stats -s rec1 --json >"$T/stats.json" 2>&1
 check "stats -s: totals add up, markers counted" python3 - "$T/stats.json" <<'PY'

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <lz4.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -457,14 +459,15 @@ std::string decode_all(const fs::path &p) {
   return fmt::to_string(out);
 }
 
-constexpr uint32_t kLz4 = static_cast<uint32_t>(ChunkType::RecordsLz4);
-constexpr uint32_t kZstd = static_cast<uint32_t>(ChunkType::RecordsZstd);
+// What the writer writes (format 6: the records delta-encoded first).
+constexpr uint32_t kLz4 = static_cast<uint32_t>(ChunkType::RecordsLz4Delta);
+constexpr uint32_t kZstd = static_cast<uint32_t>(ChunkType::RecordsZstdDelta);
 constexpr uint32_t kPlain = static_cast<uint32_t>(ChunkType::Records);
 
 }  // namespace
 
-// Record chunks are zstd-compressed by default (LZ4 as format 4 wrote
-// them), and decode to exactly the events of the same file written
+// Record chunks are delta-encoded and LZ4-compressed by default (zstd on
+// request), and decode to exactly the events of the same file written
 // uncompressed.
 TEST_F(TraceFile, CompressedRecordsDecodeAsUncompressed) {
   fs::path plain = dir_ / "plain.ktrack";
@@ -477,7 +480,7 @@ TEST_F(TraceFile, CompressedRecordsDecodeAsUncompressed) {
   std::string db = decode_all(plain);
   EXPECT_EQ(std::count(db.begin(), db.end(), '\n'), 20002);
   for (auto [codec, type, version] : {std::tuple{RecordCodec::Zstd, kZstd, kTraceFormatVersion},
-                                      std::tuple{RecordCodec::Lz4, kLz4, kTraceFormatLz4}}) {
+                                      std::tuple{RecordCodec::Lz4, kLz4, kTraceFormatVersion}}) {
     fs::path packed = make_file(20000, 2000, codec);
     std::string a = read_file(packed);
     auto ta = chunk_types(a);
@@ -487,15 +490,63 @@ TEST_F(TraceFile, CompressedRecordsDecodeAsUncompressed) {
     EXPECT_NE(a.find(fmt::format("format_version={}\n", version)), std::string::npos);
     EXPECT_EQ(decode_all(packed), db) << version;
   }
-  // The default ('compress' true) is LZ4, format 4, which format-4 readers take.
+  // The default ('compress' true) is LZ4 of delta-encoded records, format 6.
   std::string d = read_file(make_file(2000, 500, true));
   auto td = chunk_types(d);
   EXPECT_GT(std::count(td.begin(), td.end(), kLz4), 0);
   EXPECT_EQ(std::count(td.begin(), td.end(), kZstd), 0);
-  EXPECT_NE(d.find(fmt::format("format_version={}\n", kTraceFormatLz4)), std::string::npos);
-  // zstd stores these records in less than LZ4 does.
-  EXPECT_LT(fs::file_size(make_file(20000, 2000, RecordCodec::Zstd)),
-            fs::file_size(make_file(20000, 2000, RecordCodec::Lz4)));
+  EXPECT_NE(d.find(fmt::format("format_version={}\n", kTraceFormatVersion)), std::string::npos);
+}
+
+// Files of formats 4 (LZ4) and 5 (zstd), whose compressed chunks hold the
+// records as they are, still read: the same events as the plain file.
+TEST_F(TraceFile, Format4And5FilesStillRead) {
+  fs::path plain = dir_ / "plain.ktrack";
+  fs::rename(make_file(20000, 2000, false), plain);
+  const std::string b = read_file(plain);
+  const std::string db = decode_all(plain);
+  for (uint32_t version : {4u, 5u}) {
+    int packed = 0;
+    std::string old = rebuild(b, [&](uint32_t &t, std::string &payload) {
+      if (t == static_cast<uint32_t>(ChunkType::Meta)) {
+        size_t at = payload.find("format_version=3\n");
+        ASSERT_NE(at, std::string::npos);
+        payload[at + 15] = static_cast<char>('0' + version);
+        return;
+      }
+      if (t != kPlain) return;
+      uint64_t raw = payload.size();
+      std::string out(reinterpret_cast<const char *>(&raw), sizeof(raw));
+      if (version == 4) {
+        std::string block(static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw))), '\0');
+        int n = LZ4_compress_default(payload.data(), block.data(), static_cast<int>(raw),
+                                     static_cast<int>(block.size()));
+        ASSERT_GT(n, 0);
+        out.append(block.data(), static_cast<size_t>(n));
+        t = static_cast<uint32_t>(ChunkType::RecordsLz4);
+      } else {
+        std::string frame(ZSTD_compressBound(raw), '\0');
+        size_t n = ZSTD_compress(frame.data(), frame.size(), payload.data(), raw, 1);
+        ASSERT_FALSE(ZSTD_isError(n));
+        out.append(frame.data(), n);
+        t = static_cast<uint32_t>(ChunkType::RecordsZstd);
+      }
+      payload = out;
+      packed++;
+    });
+    EXPECT_GT(packed, 5) << version;
+    fs::path p = dir_ / fmt::format("v{}.ktrack", version);
+    write_file(p, old);
+    EXPECT_EQ(decode_all(p), db) << version;
+    // One version older (3 has no LZ4 chunks, 4 no zstd ones): a damaged file.
+    std::string older = rebuild(old, [&](uint32_t &t, std::string &payload) {
+      if (t != static_cast<uint32_t>(ChunkType::Meta)) return;
+      size_t at = payload.find("format_version=");
+      payload[at + 15] = static_cast<char>('0' + version - 1);
+    });
+    write_file(p, older);
+    EXPECT_THROW(decode_all(p), Error) << version - 1;
+  }
 }
 
 // Records that do not compress by 1/8 are stored as they are.
@@ -593,7 +644,7 @@ TEST_F(TraceFile, DamagedCompressedChunkIsAnErrorNotACrash) {
     std::string old = rebuild(data, [&](uint32_t t, std::string &payload) {
       if (t != static_cast<uint32_t>(ChunkType::Meta)) return;
       size_t at = payload.find("format_version=");
-      payload[at + 15] = type == kZstd ? '4' : '3';
+      payload[at + 15] = '5';  // format 5 has compressed chunks, not delta-encoded ones
     });
     fs::path t = dir_ / "old";
     write_file(t, old);

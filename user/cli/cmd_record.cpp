@@ -129,9 +129,9 @@ const Command record_cmd(31, [](CLI::App &app) {
   cmd->add_option("-o,--output", o->output, "File to write (- for stdout)")->required();
   cmd->add_flag("-q,--quiet", o->quiet, "No status line and no summary");
   cmd->add_option("--compress", o->compress,
-                  "How record chunks are compressed, where that saves space: lz4 (the default, trace "
-                  "format 4), zstd (about half the size, more CPU while recording; format 5) or none "
-                  "(format 3)")
+                  "How record chunks are compressed, where that saves space (records delta-encoded "
+                  "first; trace format 6): lz4 (the default), zstd (about a third of the size, more "
+                  "CPU while recording) or none (format 3)")
       ->check(CLI::IsMember({"lz4", "zstd", "none"}));
   cmd->add_flag("--no-compress", o->no_compress, "--compress none");
   cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "format/record_delta.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -308,9 +309,10 @@ bool TraceReader::fill() {
   // records come.
   if (h.type == static_cast<uint32_t>(ChunkType::Meta) ||
       (h.type == static_cast<uint32_t>(ChunkType::Ksyms) && seen_ksyms_ && format_version_ < 3) ||
-      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::RecordsZstd) ||
+      h.type < 1 || h.type > static_cast<uint32_t>(ChunkType::RecordsZstdDelta) ||
       (h.type == static_cast<uint32_t>(ChunkType::RecordsLz4) && format_version_ < 4) ||
-      (h.type == static_cast<uint32_t>(ChunkType::RecordsZstd) && format_version_ < 5)) {
+      (h.type == static_cast<uint32_t>(ChunkType::RecordsZstd) && format_version_ < 5) ||
+      (h.type >= static_cast<uint32_t>(ChunkType::RecordsLz4Delta) && format_version_ < 6)) {
     fail(fmt::format("{} is corrupted at byte {}: unexpected chunk type {}", name_, at, h.type));
     return false;
   }
@@ -346,7 +348,10 @@ bool TraceReader::fill() {
       chunk_ = merger_.take_buffer();
       break;
     case ChunkType::RecordsLz4:
-    case ChunkType::RecordsZstd: {
+    case ChunkType::RecordsZstd:
+    case ChunkType::RecordsLz4Delta:
+    case ChunkType::RecordsZstdDelta: {
+      const auto type = static_cast<ChunkType>(h.type);
       uint64_t raw = 0;
       if (chunk_.size() > sizeof(raw)) std::memcpy(&raw, chunk_.data(), sizeof(raw));
       if (chunk_.size() <= sizeof(raw) || raw == 0 || raw > kMaxRecordsRaw) {
@@ -360,7 +365,7 @@ bool TraceReader::fill() {
       const uint8_t *src = chunk_.data() + sizeof(raw);
       const size_t src_len = chunk_.size() - sizeof(raw);
       bool ok;
-      if (static_cast<ChunkType>(h.type) == ChunkType::RecordsLz4) {
+      if (type == ChunkType::RecordsLz4 || type == ChunkType::RecordsLz4Delta) {
         int n =
             LZ4_decompress_safe(reinterpret_cast<const char *>(src), reinterpret_cast<char *>(recs.data()),
                                 static_cast<int>(src_len), static_cast<int>(raw));
@@ -387,6 +392,8 @@ bool TraceReader::fill() {
                          at));
         return false;
       }
+      if (type == ChunkType::RecordsLz4Delta || type == ChunkType::RecordsZstdDelta)
+        record_delta_decode(recs.data(), recs.size());
       push_records(std::move(recs), at + sizeof(h), at);
       break;
     }

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "format/record_delta.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -21,15 +22,7 @@ namespace ktrack {
 // ---- TraceWriter ------------------------------------------------------------
 
 uint32_t format_version_for(RecordCodec codec) {
-  switch (codec) {
-    case RecordCodec::None:
-      return kTraceFormatNoLz4;
-    case RecordCodec::Lz4:
-      return kTraceFormatLz4;
-    case RecordCodec::Zstd:
-      break;
-  }
-  return kTraceFormatVersion;
+  return codec == RecordCodec::None ? kTraceFormatNoLz4 : kTraceFormatVersion;
 }
 
 TraceWriter::TraceWriter(const std::string &path, const TraceMeta &meta, const SchemaRegistry &schemas,
@@ -198,27 +191,30 @@ void TraceWriter::flush() {
   }
 }
 
-// One RECORDS chunk, or a compressed one when compressing saves at least 1/8.
+// One RECORDS chunk, or a compressed one (records delta-encoded first,
+// format/record_delta.hpp) when compressing saves at least 1/8.
 void TraceWriter::write_record_chunk() {
   rec_raw_ += chunk_.size();
   if (codec_ != RecordCodec::None && chunk_.size() >= 256) {
     uint64_t raw = chunk_.size();
     size_t n = 0;
     ChunkType type;
+    delta_.resize(chunk_.size());
+    record_delta_encode(chunk_.data(), delta_.data(), chunk_.size());
     if (codec_ == RecordCodec::Lz4) {
-      int bound = LZ4_compressBound(static_cast<int>(chunk_.size()));
+      int bound = LZ4_compressBound(static_cast<int>(delta_.size()));
       packed_.resize(sizeof(raw) + static_cast<size_t>(bound));
-      int r = LZ4_compress_default(reinterpret_cast<const char *>(chunk_.data()),
+      int r = LZ4_compress_default(reinterpret_cast<const char *>(delta_.data()),
                                    reinterpret_cast<char *>(packed_.data() + sizeof(raw)),
-                                   static_cast<int>(chunk_.size()), bound);
+                                   static_cast<int>(delta_.size()), bound);
       n = r > 0 ? static_cast<size_t>(r) : 0;
-      type = ChunkType::RecordsLz4;
+      type = ChunkType::RecordsLz4Delta;
     } else {
-      packed_.resize(sizeof(raw) + ZSTD_compressBound(chunk_.size()));
+      packed_.resize(sizeof(raw) + ZSTD_compressBound(delta_.size()));
       size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx *>(zstd_.get()), packed_.data() + sizeof(raw),
-                                packed_.size() - sizeof(raw), chunk_.data(), chunk_.size());
+                                packed_.size() - sizeof(raw), delta_.data(), delta_.size());
       n = ZSTD_isError(r) ? 0 : r;
-      type = ChunkType::RecordsZstd;
+      type = ChunkType::RecordsZstdDelta;
     }
     std::memcpy(packed_.data(), &raw, sizeof(raw));
     size_t stored = sizeof(raw) + n;
