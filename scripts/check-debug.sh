@@ -8,7 +8,8 @@
 # and a kmemleak scan (single-threaded TCG); the stress suite (fuzzer at
 # 100,000 calls) and a kmemleak scan (single-threaded), then
 # capture_stopstart and a kmemleak scan with multi-threaded TCG, as make
-# check does (scripts/check.sh says why).  Any splat fails the lane
+# check does (scripts/check.sh says why), then a second in-VM suite guest
+# that shares the suite's remaining programs with the first.  Any splat fails the lane
 # (tests/vm/run).  Ends with "N passed, N failed, N skipped".
 #
 #   KTRACK_STRESS_SCALE=N   stress length (1 by default here; 10 in check-stress)
@@ -68,19 +69,26 @@ if [ -n "${KTRACK_TESTS:-}" ]; then
 fi
 [ "${KTRACK_LANE_STRESS:-1}" = 0 ] && stress=0
 # Two guests at once, one per host core (each single-threaded TCG guest
-# keeps one core busy): the in-VM suite in one; the stress suite, then
-# capture_stopstart under multi-threaded TCG, in the other.  Each guest
-# ends with its own kmemleak scan.  Run one after the other, the lane took
-# over 3 hours on the 2-core host.
-rm -f "$logs"/vm*.log "$logs"/vm*.log.counts
+# keeps one core busy).  One runs the in-VM suite; the other the stress
+# suite, then capture_stopstart under multi-threaded TCG, then joins the
+# in-VM suite: the two suite guests share its programs, each taking the
+# next one no guest has claimed (run-all's KTRACK_CLAIMS, in a directory
+# both guests mount: vm/run's KTRACK_VM_SHARE).  Each guest ends with its
+# own kmemleak scan.  With one suite guest, the other core sat idle for
+# the last two of the lane's three hours.
+rm -rf "$logs"/vm*.log "$logs"/vm*.log.counts "$logs/claims"
+mkdir -p "$logs/claims"
 # shellcheck disable=SC2086
-KTRACK_LANE_STRESS=0 KTRACK_EXCLUDE=capture_stopstart \
+KTRACK_LANE_STRESS=0 KTRACK_EXCLUDE=capture_stopstart KTRACK_CLAIMS=$logs/claims KTRACK_VM_SHARE=$logs/claims \
 	lane "$logs/vm.log" single ${KTRACK_TESTS:-} >"$logs/vm.tap" &
 pid_suite=$!
 (
 	# shellcheck disable=SC2086
 	((stress)) && KTRACK_LANE_SUITE=0 lane "$logs/vm-stress.log" single ${KTRACK_TESTS:-}
 	((capture)) && KTRACK_LANE_STRESS=0 lane "$logs/vm-capture.log" multi capture_stopstart
+	# shellcheck disable=SC2086
+	KTRACK_LANE_STRESS=0 KTRACK_EXCLUDE=capture_stopstart KTRACK_CLAIMS=$logs/claims KTRACK_VM_SHARE=$logs/claims \
+		lane "$logs/vm-suite2.log" single ${KTRACK_TESTS:-}
 ) >"$logs/vm-stress.tap" &
 pid_stress=$!
 wait "$pid_suite" "$pid_stress"
