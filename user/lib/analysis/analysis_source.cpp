@@ -105,6 +105,11 @@ int EventNames::field_id(std::string_view name) const {
 
 int32_t EventNames::field_slot(const Schema *schema, int id) const {
   const size_t at = static_cast<size_t>(id);
+  if (slots_generation_ != schemas_->generation()) {
+    slots_generation_ = schemas_->generation();
+    index_cache_.clear();
+    slot_memo_.clear();
+  }
   if (at >= slot_memo_.size()) slot_memo_.resize(std::max(at + 1, field_names_.size()));
   SlotMemo &memo = slot_memo_[at];
   if (memo.schema == schema) return memo.idx;

@@ -102,6 +102,10 @@ class EventNames : public Names {
     int32_t idx = 0;
   };
   mutable std::vector<SlotMemo> slot_memo_;
+  // Both are keyed by Schema pointer, and SchemaRegistry::add() replaces a
+  // probe's schema in place (a file's later schemas chunk, a live session's
+  // new probe under a reused id): they hold for one registry generation.
+  mutable uint64_t slots_generation_ = ~0ull;
   std::vector<uint8_t> user_probe_;                  // by probe id: 0 unknown, 1 kernel, 2 user
   std::unordered_map<uint64_t, Symbol> user_sites_;  // a user ip -> its probe's site
 };
