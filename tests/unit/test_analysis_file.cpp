@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -16,6 +17,7 @@
 #include "analysis/top.hpp"
 #include "analysis_fixture.hpp"
 #include "json_mini.hpp"
+#include "records.hpp"
 #include "synth_trace.hpp"
 #include "util/error.hpp"
 
@@ -24,6 +26,53 @@ using namespace ktrack::analysis;
 using fixture::capture;
 
 namespace {
+
+// A probe's schema replaced in place (a later schemas chunk of a file, a
+// reused probe id in a live session): fields are found where the new
+// schema puts them, by the one-field read and by the full decode.
+TEST(EventNames, FieldFollowsASchemaReplacedInPlace) {
+  using ktrack::FieldType;
+  using ktrack::make_field;
+  ktrack::SchemaRegistry reg;
+  reg.add(ktrack::testing::probe_schema(
+      1, "p", {make_field("a", FieldType::U32, 0), make_field("b", FieldType::U64, 8)}));
+  ktrack::Decoder dec(reg);
+  EventNames names(reg, nullptr, nullptr);
+  const int a = names.field_id("a"), b = names.field_id("b");
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  auto record = [](uint32_t first, uint64_t second) {
+    std::string data(16, '\0');
+    std::memcpy(data.data(), &first, 4);
+    std::memcpy(data.data() + 8, &second, 8);
+    std::vector<uint8_t> out;
+    ktrack::append_record(out, ktrack::testing::rec_hdr(KTRACK_REC_PROBE, 0, 1000, 7, 7),
+                          ktrack::testing::probe_payload(1, 0, 0xffffffff81000000ull, 0, data));
+    return out;
+  };
+  RecordRef ref(dec);
+  Sample s;
+  int64_t v = 0;
+  std::vector<uint8_t> rec = record(11, 22);
+  ref.reset(rec);
+  sample_from_ref(ref, nullptr, s);
+  ASSERT_TRUE(names.field_value(s, a, v));
+  EXPECT_EQ(v, 11);
+  ASSERT_TRUE(names.field_value(s, b, v));
+  EXPECT_EQ(v, 22);
+
+  const ktrack::Schema *before = reg.find(KTRACK_REC_PROBE, 1);
+  reg.add(ktrack::testing::probe_schema(
+      1, "p", {make_field("b", FieldType::U32, 0), make_field("a", FieldType::U64, 8)}));
+  ASSERT_EQ(before, reg.find(KTRACK_REC_PROBE, 1));  // the same object, new fields
+  rec = record(33, 44);
+  ref.reset(rec);
+  sample_from_ref(ref, nullptr, s);
+  ASSERT_TRUE(names.field_value(s, a, v));
+  EXPECT_EQ(v, 44);
+  ASSERT_TRUE(names.field_value(s, b, v));
+  EXPECT_EQ(v, 33);
+}
 
 class SynthFile : public ::testing::Test {
  protected:

@@ -333,9 +333,15 @@ TEST(Decoder, FuzzMutatedRecords) {
   reg.add(probe_schema(1, "p",
                        {make_field("a", FieldType::U32, 0), make_field("b", FieldType::DynString, 4, 4),
                         make_field("c", FieldType::X64, 8, 0, "a")}));
+  // Scalars of each width and sign, for locate() + RecordFields::scalar().
+  reg.add(probe_schema(2, "q",
+                       {make_field("s8", FieldType::S8, 0), make_field("s16", FieldType::S16, 2),
+                        make_field("s32", FieldType::S32, 4), make_field("u64", FieldType::U64, 8),
+                        make_field("x16", FieldType::X16, 16)}));
   Decoder dec(reg);
   std::vector<std::vector<uint8_t>> seeds;
   {
+    seeds.push_back(probe_record(2, 1, std::string(18, '\xf0'), 0x4));
     std::vector<uint8_t> buf;
     append_record(buf, hdr(KTRACK_REC_MARKER), "some marker text");
     seeds.push_back(buf);
@@ -371,14 +377,33 @@ TEST(Decoder, FuzzMutatedRecords) {
     std::unique_ptr<uint8_t[]> exact(new uint8_t[buf.size() ? buf.size() : 1]);
     if (!buf.empty()) std::memcpy(exact.get(), buf.data(), buf.size());
     std::span<const uint8_t> in(exact.get(), buf.size());
+    RecordFields rf;
+    bool located = dec.locate(in, rf);
     if (dec.decode(in, ev)) {
       accepted++;
+      // locate() + scalar() give what decode() gives for every scalar
+      // integer field, and nothing for the others.
+      ASSERT_TRUE(located);
+      ASSERT_EQ(rf.schema, ev.schema);
+      for (size_t i = 0; i < ev.fields.size(); i++) {
+        const FieldValue &f = ev.fields[i];
+        bool want = f.valid && !f.faulted && !f.is_array && field_is_integer(f.desc->type);
+        int64_t got = 0x5a5a;
+        ASSERT_EQ(want, rf.scalar(i, got)) << "field " << f.desc->name << " iter " << iter;
+        if (want) {
+          ASSERT_EQ(f.s(), got) << "field " << f.desc->name;
+        }
+      }
+      int64_t beyond = 0;
+      ASSERT_FALSE(rf.scalar(ev.fields.size(), beyond));
       ASSERT_LE(ev.len, buf.size());
       for (const auto &f : ev.fields) {
         if (!f.valid || !f.data) continue;
         ASSERT_GE(f.data, in.data());
         ASSERT_LE(f.data + f.len, in.data() + ev.len);
       }
+    } else {
+      ASSERT_FALSE(located);
     }
   }
   EXPECT_GT(accepted, 1000u);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -102,28 +103,46 @@ int EventNames::field_id(std::string_view name) const {
   return static_cast<int>(field_names_.size() - 1);
 }
 
+int32_t EventNames::field_slot(const Schema *schema, int id) const {
+  const size_t at = static_cast<size_t>(id);
+  if (slots_generation_ != schemas_->generation()) {
+    slots_generation_ = schemas_->generation();
+    index_cache_.clear();
+    slot_memo_.clear();
+  }
+  if (at >= slot_memo_.size()) slot_memo_.resize(std::max(at + 1, field_names_.size()));
+  SlotMemo &memo = slot_memo_[at];
+  if (memo.schema == schema) return memo.idx;
+  uint64_t key = (reinterpret_cast<uintptr_t>(schema) << 8) | static_cast<uint64_t>(id);
+  int32_t &idx = index_cache_[key];
+  if (!idx) {
+    const std::string &n = field_names_[at];
+    int i = schema->field_index(n);
+    if (i < 0 && n == "duration") i = schema->field_index("$duration");
+    idx = i < 0 ? -1 : i + 1;
+  }
+  memo = {schema, idx};
+  return idx;
+}
+
 const FieldValue *EventNames::lookup(const Sample &s, int id) const {
   if (id < 0 || !s.origin) return nullptr;
   const Event *ev = static_cast<const RecordRef *>(s.origin)->event();
   if (!ev || !ev->schema) return nullptr;
-  uint64_t key = (reinterpret_cast<uintptr_t>(ev->schema) << 8) | static_cast<uint64_t>(id);
-  int32_t &idx = index_cache_[key];
-  if (!idx) {
-    const std::string &n = field_names_[static_cast<size_t>(id)];
-    int i = ev->schema->field_index(n);
-    if (i < 0 && n == "duration") i = ev->schema->field_index("$duration");
-    idx = i < 0 ? -1 : i + 1;
-  }
+  int32_t idx = field_slot(ev->schema, id);
   if (idx < 0 || static_cast<size_t>(idx - 1) >= ev->fields.size()) return nullptr;
   const FieldValue &v = ev->fields[static_cast<size_t>(idx - 1)];
   return v.valid && !v.faulted ? &v : nullptr;
 }
 
+// Only scalar integers have a value here: read the one field from the
+// record, with no decode of the others (hist -f, --where on a number).
 bool EventNames::field_value(const Sample &s, int id, int64_t &out) const {
-  const FieldValue *v = lookup(s, id);
-  if (!v || v->is_array || !field_is_integer(v->desc->type)) return false;
-  out = v->s();
-  return true;
+  if (id < 0 || !s.origin) return false;
+  const RecordFields *rf = static_cast<const RecordRef *>(s.origin)->fields();
+  if (!rf || !rf->schema) return false;
+  int32_t idx = field_slot(rf->schema, id);
+  return idx > 0 && rf->scalar(static_cast<size_t>(idx - 1), out);
 }
 
 bool EventNames::field_string(const Sample &s, int id, std::string &out) const {

@@ -26,6 +26,7 @@ class RecordRef {
   void reset(std::span<const uint8_t> raw) {
     raw_ = raw;
     decoded_ = false;
+    located_ = false;
   }
   std::span<const uint8_t> raw() const { return raw_; }
   // Scratch for a sample's pinned stack (sample_from_ref).
@@ -38,12 +39,23 @@ class RecordRef {
     }
     return ok_ ? &ev_ : nullptr;
   }
+  // Where the record's fields are, without decoding them (null when its
+  // header is malformed): enough for an integer field.
+  const RecordFields *fields() const {
+    if (!located_) {
+      located_ = true;
+      located_ok_ = decoder_->locate(raw_, fields_);
+    }
+    return located_ok_ ? &fields_ : nullptr;
+  }
 
  private:
   const Decoder *decoder_;
   std::span<const uint8_t> raw_;
   mutable Event ev_;
   mutable bool decoded_ = false, ok_ = false;
+  mutable RecordFields fields_;
+  mutable bool located_ = false, located_ok_ = false;
   mutable std::vector<uint64_t> stack_;
 };
 
@@ -74,13 +86,26 @@ class EventNames : public Names {
 
  private:
   const FieldValue *lookup(const Sample &s, int id) const;
+  // Index + 1 of field 'id' in 'schema', or -1 when it has none.
+  int32_t field_slot(const Schema *schema, int id) const;
   void note_probe_ip(const Sample &s);
 
   const SchemaRegistry *schemas_;
   const Symbolizer *symbols_;
   const CommTable *comms_;
   mutable std::vector<std::string> field_names_;
-  mutable FlatMap<int32_t> index_cache_{64};         // (schema, field id) -> index + 1, or -1
+  mutable FlatMap<int32_t> index_cache_{64};  // (schema, field id) -> index + 1, or -1
+  // In front of it, by field id: the last schema asked and its answer
+  // (a view asks the same field of runs of records of one schema).
+  struct SlotMemo {
+    const Schema *schema = nullptr;
+    int32_t idx = 0;
+  };
+  mutable std::vector<SlotMemo> slot_memo_;
+  // Both are keyed by Schema pointer, and SchemaRegistry::add() replaces a
+  // probe's schema in place (a file's later schemas chunk, a live session's
+  // new probe under a reused id): they hold for one registry generation.
+  mutable uint64_t slots_generation_ = ~0ull;
   std::vector<uint8_t> user_probe_;                  // by probe id: 0 unknown, 1 kernel, 2 user
   std::unordered_map<uint64_t, Symbol> user_sites_;  // a user ip -> its probe's site
 };

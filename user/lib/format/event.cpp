@@ -143,6 +143,49 @@ const Schema *Decoder::find_schema(uint16_t type, uint32_t probe_id, uint16_t pr
   return slot.schema;
 }
 
+bool Decoder::locate(std::span<const uint8_t> rec, RecordFields &out) const {
+  uint32_t len = check_record(rec, nullptr);
+  if (!len) return false;
+  ktrack_rec_hdr h;
+  std::memcpy(&h, rec.data(), sizeof(h));
+  std::span<const uint8_t> payload = rec.subspan(sizeof(ktrack_rec_hdr), len - sizeof(ktrack_rec_hdr));
+  uint32_t probe_id = 0;
+  uint16_t probe_event = 0;
+  out.data = payload;
+  out.fault_mask = 0;
+  // As decode() does: a probe record's fields index its data[].
+  if (h.type == KTRACK_REC_PROBE) {
+    constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
+    if (payload.size() >= fixed) {
+      const uint8_t *q = payload.data();
+      uint16_t data_len;
+      std::memcpy(&probe_id, q + offsetof(ktrack_rec_probe, probe_id), sizeof(probe_id));
+      std::memcpy(&probe_event, q + offsetof(ktrack_rec_probe, event), sizeof(probe_event));
+      std::memcpy(&data_len, q + offsetof(ktrack_rec_probe, data_len), sizeof(data_len));
+      std::memcpy(&out.fault_mask, q + offsetof(ktrack_rec_probe, fault_mask), sizeof(out.fault_mask));
+      out.data = payload.subspan(fixed, std::min<size_t>(data_len, payload.size() - fixed));
+    } else {
+      out.data = {};
+    }
+  } else if (h.type == KTRACK_REC_STACK && payload.size() >= 4) {
+    std::memcpy(&probe_id, payload.data(), 4);
+  }
+  out.schema = find_schema(h.type, probe_id, probe_event);
+  return true;
+}
+
+bool RecordFields::scalar(size_t i, int64_t &out) const {
+  if (!schema || i >= schema->fields.size()) return false;
+  const FieldDesc &f = schema->fields[i];
+  const uint32_t es = field_elem_size(f.type);
+  if (!field_is_integer(f.type) || f.size != es || f.length_index >= 0) return false;
+  if (i < 32 && (fault_mask >> i) & 1) return false;
+  if (size_t(f.offset) + es > data.size()) return false;
+  uint64_t x = load_le(data.data() + f.offset, es);
+  out = static_cast<int64_t>(field_is_signed(f.type) ? sign_extend(x, es) : x);
+  return true;
+}
+
 bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error) const {
   uint32_t len = check_record(rec, error);
   if (!len) return false;

@@ -278,6 +278,19 @@ uint32_t check_record(std::span<const uint8_t> buf, std::string *error = nullptr
 void append_record(std::vector<uint8_t> &out, ktrack_rec_hdr hdr, std::span<const uint8_t> payload);
 void append_record(std::vector<uint8_t> &out, ktrack_rec_hdr hdr, std::string_view payload);
 
+// Where a record's fields are, without decoding them (Decoder::locate):
+// the views that ask one integer field of each record (hist, filters)
+// read it here instead of decoding every field.
+struct RecordFields {
+  const Schema *schema = nullptr;  // null for a record type nobody described
+  std::span<const uint8_t> data;   // what the schema's field offsets index
+  uint32_t fault_mask = 0;
+  // Field 'i' of the schema when it is a scalar integer, as decode()'s
+  // FieldValue::s() gives it.  False (out untouched) when the field is
+  // not a scalar integer, lies beyond the record or faulted.
+  bool scalar(size_t i, int64_t &out) const;
+};
+
 class Decoder {
  public:
   explicit Decoder(const SchemaRegistry &schemas, const CommTable *comms = nullptr)
@@ -287,6 +300,10 @@ class Decoder {
   // after it).  Returns false with 'error' set when the header is malformed;
   // a payload too short for a field only marks that field invalid.
   bool decode(std::span<const uint8_t> rec, Event &ev, std::string *error = nullptr) const;
+
+  // The schema, data area and fault mask decode() would give the record at
+  // 'rec'; false when its header is malformed (as decode()).
+  bool locate(std::span<const uint8_t> rec, RecordFields &out) const;
 
   const SchemaRegistry &schemas() const { return *schemas_; }
   void set_comms(const CommTable *comms) { comms_ = comms; }
