@@ -77,6 +77,13 @@ done
 # ftrace's $stackN limit (THREAD_SIZE / 8) with them: those rows say Debian's.
 kasan=
 grep -qm1 ' __asan_load8$' /proc/kallsyms && kasan=1
+# 6.12's own parser leaks its argument array on '$arg0' (trace_probe.c,
+# traceprobe_expand_meta_args(): "return ERR_PTR(-EINVAL)" without the
+# kfree(new_argv) of its other error paths): 8 bytes a write, which
+# kmemleak reports at the end of the debug lane.  There, that row's ftrace
+# half is not run; ktrack's verdict for it is checked above all the same.
+kmemleak=
+[ -e /sys/kernel/debug/kmemleak ] && kmemleak=1
 case $rel in
 6.12.*)
 	if [ ! -w "$TR/dynamic_events" ] || [ ! -w "$TR/error_log" ]; then
@@ -87,6 +94,10 @@ case $rel in
 			[ "$d" = - ] && continue
 			if [ -n "$kasan" ] && [[ $d =~ \$stack2[0-9]{3} ]]; then
 				skip "ftrace: $d -> ${fverd[$i]}" "KASAN doubles the kernel stack, and ftrace's \$stackN limit"
+				continue
+			fi
+			if [ -n "$kmemleak" ] && [[ $d =~ \$arg0([^0-9]|$) ]]; then
+				skip "ftrace: $d -> ${fverd[$i]}" "6.12's kprobe_events parser leaks 8 bytes on \$arg0, which kmemleak reports"
 				continue
 			fi
 			echo >"$TR/error_log"
