@@ -52,26 +52,26 @@ TEST(EventNames, FieldFollowsASchemaReplacedInPlace) {
   };
   RecordRef ref(dec);
   Sample s;
-  int64_t v = 0;
-  std::vector<uint8_t> rec = record(11, 22);
-  ref.reset(rec);
-  sample_from_ref(ref, nullptr, s);
-  ASSERT_TRUE(names.field_value(s, a, v));
-  EXPECT_EQ(v, 11);
-  ASSERT_TRUE(names.field_value(s, b, v));
-  EXPECT_EQ(v, 22);
+  // A record with 'first' at offset 0 and 'second' at 8: fields a and b as read.
+  auto read_ab = [&](uint32_t first, uint64_t second, int64_t &va, int64_t &vb) {
+    std::vector<uint8_t> rec = record(first, second);
+    ref.reset(rec);
+    sample_from_ref(ref, nullptr, s);
+    ASSERT_TRUE(names.field_value(s, a, va));
+    ASSERT_TRUE(names.field_value(s, b, vb));
+  };
+  int64_t va = 0, vb = 0;
+  read_ab(11, 22, va, vb);
+  EXPECT_EQ(va, 11);
+  EXPECT_EQ(vb, 22);
 
   const ktrack::Schema *before = reg.find(KTRACK_REC_PROBE, 1);
   reg.add(ktrack::testing::probe_schema(
       1, "p", {make_field("b", FieldType::U32, 0), make_field("a", FieldType::U64, 8)}));
   ASSERT_EQ(before, reg.find(KTRACK_REC_PROBE, 1));  // the same object, new fields
-  rec = record(33, 44);
-  ref.reset(rec);
-  sample_from_ref(ref, nullptr, s);
-  ASSERT_TRUE(names.field_value(s, a, v));
-  EXPECT_EQ(v, 44);
-  ASSERT_TRUE(names.field_value(s, b, v));
-  EXPECT_EQ(v, 33);
+  read_ab(33, 44, va, vb);
+  EXPECT_EQ(va, 44);
+  EXPECT_EQ(vb, 33);
 }
 
 class SynthFile : public ::testing::Test {
