@@ -143,42 +143,68 @@ const Schema *Decoder::find_schema(uint16_t type, uint32_t probe_id, uint16_t pr
   return slot.schema;
 }
 
+namespace {
+
+// What picks a record's schema and where its fields are: shared by
+// decode() and locate().  A probe record's fields index its data[]
+// (clamped to the payload); 'probe' points to its ktrack_rec_probe header.
+struct PayloadView {
+  uint32_t probe_id = 0;
+  uint16_t probe_event = 0;
+  uint32_t fault_mask = 0;
+  std::span<const uint8_t> data;
+  const uint8_t *probe = nullptr;
+};
+
+inline PayloadView view_payload(uint16_t type, std::span<const uint8_t> payload) {
+  PayloadView v;
+  v.data = payload;
+  if (type == KTRACK_REC_PROBE) {
+    constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
+    if (payload.size() >= fixed) {
+      // Field by field, not through a stack copy of the header read back
+      // (the profile's hottest spot in decode; ~2% of hist).
+      const uint8_t *q = payload.data();
+      uint16_t data_len;
+      std::memcpy(&v.probe_id, q + offsetof(ktrack_rec_probe, probe_id), sizeof(v.probe_id));
+      std::memcpy(&v.probe_event, q + offsetof(ktrack_rec_probe, event), sizeof(v.probe_event));
+      std::memcpy(&data_len, q + offsetof(ktrack_rec_probe, data_len), sizeof(data_len));
+      std::memcpy(&v.fault_mask, q + offsetof(ktrack_rec_probe, fault_mask), sizeof(v.fault_mask));
+      v.data = payload.subspan(fixed, std::min<size_t>(data_len, payload.size() - fixed));
+      v.probe = q;
+    } else {
+      v.data = {};
+    }
+  } else if (type == KTRACK_REC_STACK && payload.size() >= 4) {
+    std::memcpy(&v.probe_id, payload.data(), 4);
+  }
+  return v;
+}
+
+// An integer field that holds one value (not an array, no length field).
+inline bool is_scalar_integer(const FieldDesc &f) {
+  return field_is_integer(f.type) && f.size == field_elem_size(f.type) && f.length_index < 0;
+}
+
+}  // namespace
+
 bool Decoder::locate(std::span<const uint8_t> rec, RecordFields &out) const {
   uint32_t len = check_record(rec, nullptr);
   if (!len) return false;
-  ktrack_rec_hdr h;
-  std::memcpy(&h, rec.data(), sizeof(h));
-  std::span<const uint8_t> payload = rec.subspan(sizeof(ktrack_rec_hdr), len - sizeof(ktrack_rec_hdr));
-  uint32_t probe_id = 0;
-  uint16_t probe_event = 0;
-  out.data = payload;
-  out.fault_mask = 0;
-  // As decode() does: a probe record's fields index its data[].
-  if (h.type == KTRACK_REC_PROBE) {
-    constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
-    if (payload.size() >= fixed) {
-      const uint8_t *q = payload.data();
-      uint16_t data_len;
-      std::memcpy(&probe_id, q + offsetof(ktrack_rec_probe, probe_id), sizeof(probe_id));
-      std::memcpy(&probe_event, q + offsetof(ktrack_rec_probe, event), sizeof(probe_event));
-      std::memcpy(&data_len, q + offsetof(ktrack_rec_probe, data_len), sizeof(data_len));
-      std::memcpy(&out.fault_mask, q + offsetof(ktrack_rec_probe, fault_mask), sizeof(out.fault_mask));
-      out.data = payload.subspan(fixed, std::min<size_t>(data_len, payload.size() - fixed));
-    } else {
-      out.data = {};
-    }
-  } else if (h.type == KTRACK_REC_STACK && payload.size() >= 4) {
-    std::memcpy(&probe_id, payload.data(), 4);
-  }
-  out.schema = find_schema(h.type, probe_id, probe_event);
+  uint16_t type;
+  std::memcpy(&type, rec.data() + offsetof(ktrack_rec_hdr, type), sizeof(type));
+  PayloadView v = view_payload(type, rec.subspan(sizeof(ktrack_rec_hdr), len - sizeof(ktrack_rec_hdr)));
+  out.data = v.data;
+  out.fault_mask = v.fault_mask;
+  out.schema = find_schema(type, v.probe_id, v.probe_event);
   return true;
 }
 
 bool RecordFields::scalar(size_t i, int64_t &out) const {
   if (!schema || i >= schema->fields.size()) return false;
   const FieldDesc &f = schema->fields[i];
+  if (!is_scalar_integer(f)) return false;
   const uint32_t es = field_elem_size(f.type);
-  if (!field_is_integer(f.type) || f.size != es || f.length_index >= 0) return false;
   if (i < 32 && (fault_mask >> i) & 1) return false;
   if (size_t(f.offset) + es > data.size()) return false;
   uint64_t x = load_le(data.data() + f.offset, es);
@@ -200,34 +226,18 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
   ev.tgid = h.tgid;
   ev.raw = rec.first(len);
   std::span<const uint8_t> payload = ev.raw.subspan(sizeof(ktrack_rec_hdr));
-  ev.probe_id = 0;
-  ev.probe_event = 0;
-  ev.has_ip = false;
+  const PayloadView v = view_payload(h.type, payload);
+  ev.probe_id = v.probe_id;
+  ev.probe_event = v.probe_event;
+  ev.fault_mask = v.fault_mask;
+  ev.data = v.data;
   ev.ip = ev.parent_ip = 0;
-  ev.fault_mask = 0;
-  ev.data = payload;
-
-  if (h.type == KTRACK_REC_PROBE) {
-    constexpr size_t fixed = offsetof(ktrack_rec_probe, data);
-    if (payload.size() >= fixed) {
-      // Field by field into the event, not through a stack copy of the
-      // header read back (the profile's hottest spot in decode; ~2% of hist).
-      const uint8_t *q = payload.data();
-      uint16_t data_len;
-      std::memcpy(&ev.probe_id, q + offsetof(ktrack_rec_probe, probe_id), sizeof(ev.probe_id));
-      std::memcpy(&ev.probe_event, q + offsetof(ktrack_rec_probe, event), sizeof(ev.probe_event));
-      std::memcpy(&data_len, q + offsetof(ktrack_rec_probe, data_len), sizeof(data_len));
-      std::memcpy(&ev.ip, q + offsetof(ktrack_rec_probe, ip), sizeof(ev.ip));
-      std::memcpy(&ev.parent_ip, q + offsetof(ktrack_rec_probe, parent_ip), sizeof(ev.parent_ip));
-      std::memcpy(&ev.fault_mask, q + offsetof(ktrack_rec_probe, fault_mask), sizeof(ev.fault_mask));
-      // an e probe's record names no function: its probe names the event
-      ev.has_ip = !(ev.probe_event == KTRACK_PROBE_EV_TP && ev.ip == 0);
-      ev.data = payload.subspan(fixed, std::min<size_t>(data_len, payload.size() - fixed));
-    } else {
-      ev.data = {};
-    }
-  } else if (h.type == KTRACK_REC_STACK && payload.size() >= 4) {
-    std::memcpy(&ev.probe_id, payload.data(), 4);
+  ev.has_ip = false;
+  if (v.probe) {
+    std::memcpy(&ev.ip, v.probe + offsetof(ktrack_rec_probe, ip), sizeof(ev.ip));
+    std::memcpy(&ev.parent_ip, v.probe + offsetof(ktrack_rec_probe, parent_ip), sizeof(ev.parent_ip));
+    // an e probe's record names no function: its probe names the event
+    ev.has_ip = !(ev.probe_event == KTRACK_PROBE_EV_TP && ev.ip == 0);
   }
 
   ev.schema = find_schema(h.type, ev.probe_id, ev.probe_event);
@@ -269,8 +279,7 @@ bool Decoder::decode(std::span<const uint8_t> rec, Event &ev, std::string *error
       out[idx++] = v;
       continue;
     }
-    const bool scalar = field_is_integer(f.type) && f.size == es && f.length_index < 0;
-    if (scalar) {
+    if (is_scalar_integer(f)) {
       if (size_t(f.offset) + es <= dsize) {
         v.valid = true;
         v.data = d + f.offset;
