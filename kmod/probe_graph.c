@@ -152,8 +152,12 @@ static notrace struct kt_graph_slot *kt_graph_claim(struct kt_graph *g, struct t
 }
 NOKPROBE_SYMBOL(kt_graph_claim);
 
-/* False when a root entry found no free slot: its call has no scope. */
-static notrace bool kt_graph_root(struct kt_graph *g, bool exit)
+/*
+ * False when a root entry found no free slot: its call has no scope.  An
+ * entry that may not 'open' one (the session is not recording) only nests
+ * a scope its task is already in.
+ */
+static notrace bool kt_graph_root(struct kt_graph *g, bool exit, bool open)
 {
 	struct kt_graph_slot *s = kt_graph_find(g, current);
 
@@ -162,7 +166,7 @@ static notrace bool kt_graph_root(struct kt_graph *g, bool exit)
 			atomic_inc(&s->root_nest);
 			return true;
 		}
-		return kt_graph_claim(g, current) != NULL;
+		return !open || kt_graph_claim(g, current) != NULL;
 	}
 	if (!s)
 		return true;
@@ -205,14 +209,20 @@ NOKPROBE_SYMBOL(kt_graph_scoped);
  * recorded, filtered, dropped or idle, so that the counts stay balanced.
  * Returns whether the hit may be recorded: always for ROOT, for SCOPED only
  * inside a scope and within the depth limit.
+ *
+ * A root entry opens a scope only while the session records ('recording'):
+ * a call that began before recording did (or while it was paused) has no
+ * tree, as a call already under way when the root was armed, so every
+ * recorded tree starts at its root's entry record.  Nested in a scope
+ * already open, it counts whatever the session does.
  */
-notrace bool kt_graph_hit(struct kt_probe *p, bool exit)
+notrace bool kt_graph_hit(struct kt_probe *p, bool exit, bool recording)
 {
 	struct kt_graph *g = READ_ONCE(p->session->graph);
 
 	if (p->flags & KTRACK_PROBE_F_GRAPH_ROOT) {
 		/* the table full: recorded, but no tree (the root's 'missed') */
-		if (g && !kt_graph_root(g, exit))
+		if (g && !kt_graph_root(g, exit, recording))
 			this_cpu_inc(p->stats->missed);
 		return true;
 	}

@@ -174,6 +174,19 @@ same "no spec, MOD:FUNC --depth 2: child and grandchild under the root only" 4 \
 	"$(calls "$T/c2.ktr" ktrack_gr_child ktrack_gr_grand | wc -l)"
 check "no spec, --depth 2: two callees said" grep -q "^graph: 2 functions called from" "$T/c2.out"
 
+# ---- a root entered while the session is paused opens no tree ---------------
+# sp pauses the session at grand(200), outside the root; the root is then
+# entered paused (idle); st resumes it at grand(4), inside that call.  The
+# calls under a root whose entry was not recorded are not recorded either
+# (as those of a call already under way when the root was armed): only the
+# root's exit is, and no exit of child or grand without its tree.
+P1='p:sp ktrack_gr_grand x=$arg1:s32 if x == 200 => stop'
+P2='p:st ktrack_gr_grand x=$arg1:s32 if x == 4 => start'
+rec p --graph ktrack_gr_root --depth 4 "$S" "$P1" "$P2"
+rc=$?
+same "a root entered while paused: its exit only, no orphan calls under it (exit $rc)" \
+	"graph_root exit ktrack_gr_root" "$(calls "$T/p.ktr")"
+
 # ---- a kernel function: vfs_read's subtree under cat ------------------------
 "$K" record -o "$T/v.ktr" --graph vfs_read --depth 2 -- cat /etc/hostname >"$T/v.out" 2>&1
 rc=$?
