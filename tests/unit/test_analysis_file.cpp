@@ -74,6 +74,45 @@ TEST(EventNames, FieldFollowsASchemaReplacedInPlace) {
   EXPECT_EQ(vb, 33);
 }
 
+// A field asked of records of two, then three schemas in turn (the
+// one-field read remembers two per field): each record's own layout.
+TEST(EventNames, FieldOfThreeSchemasInTurn) {
+  using ktrack::FieldType;
+  using ktrack::make_field;
+  ktrack::SchemaRegistry reg;
+  for (uint32_t id = 1; id <= 3; id++) {
+    // probe N has 'v' in slot N-1 of three U32 fields; the others hold 99
+    std::vector<ktrack::FieldDesc> f;
+    for (uint32_t i = 0; i < 3; i++)
+      f.push_back(make_field(i + 1 == id ? "v" : "pad" + std::to_string(i), FieldType::U32, i * 4));
+    reg.add(ktrack::testing::probe_schema(id, "p" + std::to_string(id), f));
+  }
+  ktrack::Decoder dec(reg);
+  EventNames names(reg, nullptr, nullptr);
+  const int v = names.field_id("v");
+  ASSERT_GE(v, 0);
+  RecordRef ref(dec);
+  Sample s;
+  // two in turn (both remembered), then a third and back (replacements)
+  const uint32_t order[] = {1, 2, 1, 2, 2, 1, 3, 1, 3, 2, 3, 3, 2, 1, 2, 3};
+  int round = 0;
+  for (uint32_t id : order) {
+    round++;
+    uint32_t data[3] = {99, 99, 99};
+    data[id - 1] = 100 * id + static_cast<uint32_t>(round);
+    std::vector<uint8_t> rec;
+    ktrack::append_record(
+        rec, ktrack::testing::rec_hdr(KTRACK_REC_PROBE, 0, 1000, 7, 7),
+        ktrack::testing::probe_payload(id, 0, 0xffffffff81000000ull, 0,
+                                       std::string(reinterpret_cast<const char *>(data), sizeof(data))));
+    ref.reset(rec);
+    sample_from_ref(ref, nullptr, s);
+    int64_t got = -1;
+    ASSERT_TRUE(names.field_value(s, v, got));
+    EXPECT_EQ(got, 100 * id + static_cast<uint32_t>(round)) << "probe " << id << " round " << round;
+  }
+}
+
 class SynthFile : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -229,3 +229,23 @@ TEST(FlatMap, GrowsAndFinds) {
   EXPECT_EQ(in.intern("a"), 0u);
   EXPECT_EQ(in.str(1), "b");
 }
+
+// The interner remembers where recent texts lived: a buffer that holds
+// another name since (a task renamed in the comm table) is a new string.
+TEST(StringInterner, ABufferReusedForAnotherText) {
+  StringInterner in;
+  char buf[16] = "worker1";
+  std::string_view v(buf, 7);
+  const uint32_t w1 = in.intern(v);
+  EXPECT_EQ(in.intern(v), w1);
+  std::memcpy(buf, "kworker", 7);
+  const uint32_t kw = in.intern(v);
+  EXPECT_NE(kw, w1);
+  EXPECT_EQ(in.str(kw), "kworker");
+  EXPECT_EQ(in.intern(std::string_view(buf, 3)), in.intern("kwo"));  // same place, shorter
+  std::memcpy(buf, "worker1", 7);
+  EXPECT_EQ(in.intern(v), w1);
+  EXPECT_EQ(in.intern(std::string("worker1")), w1);  // elsewhere, same text
+  EXPECT_EQ(in.intern(std::string_view()), in.intern(""));
+  EXPECT_EQ(in.size(), 4u);  // worker1, kworker, kwo, ""
+}

@@ -112,7 +112,14 @@ int32_t EventNames::field_slot(const Schema *schema, int id) const {
   }
   if (at >= slot_memo_.size()) slot_memo_.resize(std::max(at + 1, field_names_.size()));
   SlotMemo &memo = slot_memo_[at];
-  if (memo.schema == schema) return memo.idx;
+  if (memo.schema[0] == schema) {
+    memo.older = 1;
+    return memo.idx[0];
+  }
+  if (memo.schema[1] == schema) {
+    memo.older = 0;
+    return memo.idx[1];
+  }
   uint64_t key = (reinterpret_cast<uintptr_t>(schema) << 8) | static_cast<uint64_t>(id);
   int32_t &idx = index_cache_[key];
   if (!idx) {
@@ -121,7 +128,9 @@ int32_t EventNames::field_slot(const Schema *schema, int id) const {
     if (i < 0 && n == "duration") i = schema->field_index("$duration");
     idx = i < 0 ? -1 : i + 1;
   }
-  memo = {schema, idx};
+  memo.schema[memo.older] = schema;
+  memo.idx[memo.older] = idx;
+  memo.older ^= 1;
   return idx;
 }
 

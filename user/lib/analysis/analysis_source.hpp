@@ -95,11 +95,14 @@ class EventNames : public Names {
   const CommTable *comms_;
   mutable std::vector<std::string> field_names_;
   mutable FlatMap<int32_t> index_cache_{64};  // (schema, field id) -> index + 1, or -1
-  // In front of it, by field id: the last schema asked and its answer
-  // (a view asks the same field of runs of records of one schema).
+  // In front of it, by field id: the last two schemas asked and their
+  // answers (a view asks the same field of runs of records of one schema,
+  // or of two interleaved: a probe's entries and exits, events of two
+  // kinds); a third replaces the older.
   struct SlotMemo {
-    const Schema *schema = nullptr;
-    int32_t idx = 0;
+    const Schema *schema[2] = {nullptr, nullptr};
+    int32_t idx[2] = {0, 0};
+    uint8_t older = 0;
   };
   mutable std::vector<SlotMemo> slot_memo_;
   // Both are keyed by Schema pointer, and SchemaRegistry::add() replaces a

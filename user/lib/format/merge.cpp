@@ -181,7 +181,8 @@ void RecordMerger::push_buffer(ByteBuffer &&buf) {
 bool RecordMerger::pop(std::span<const uint8_t> &out) {
   Block *prev = popped_from_;
   popped_from_ = nullptr;
-  release(prev);
+  // release()'s own test first: most pops leave their block in use
+  if (prev && prev->live == 0) release(prev);
   uint32_t c;
   if (run_ >= 0 && cpus_[static_cast<uint32_t>(run_)].head_ts < run_limit_) {
     c = static_cast<uint32_t>(run_);

@@ -97,6 +97,17 @@ class StringInterner {
   size_t size() const { return strings_.size(); }
 
  private:
+  // The ids recently returned, by where the caller's text lives: a view
+  // keys every record on a task name that the comm table hands out from
+  // the same few buffers, so most lookups end at one compare here, with no
+  // hash of the text.  Exact: the text is compared with the interned one
+  // (a buffer may hold another name since).
+  struct Recent {
+    const char *data = nullptr;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kRecent = 16;  // the hash below takes 4 bits
+  Recent recent_[kRecent];
   FlatMap<std::vector<uint32_t>> by_hash_;
   std::vector<std::string> strings_;
 };
