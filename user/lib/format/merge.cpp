@@ -101,6 +101,7 @@ void RecordMerger::append(Block *b, uint16_t cpu, uint32_t off, uint32_t end) {
     end_run();
     c.q.push_back({b, off, end});
     b->live++;
+    c.front_to_cursor();
     c.head_ts = ts_at(b, off);
     active_++;
     set_key(cpu, {c.head_ts, seq_++});
@@ -109,6 +110,7 @@ void RecordMerger::append(Block *b, uint16_t cpu, uint32_t off, uint32_t end) {
   Seg &last = c.q.back();
   if (last.block == b && last.end == off) {  // push() of the next record
     last.end = end;
+    if (c.q.size == 1) c.end = b->data.data() + end;
     return;
   }
   c.q.push_back({b, off, end});
@@ -192,25 +194,32 @@ bool RecordMerger::pop(std::span<const uint8_t> &out) {
     c = tree_[1];
   }
   auto &cpu = cpus_[c];
-  Seg &s = cpu.q.front();
+  const uint8_t *r = cpu.cur;
   uint16_t len;
-  std::memcpy(&len, s.block->data.data() + s.off, sizeof(len));
-  out = std::span<const uint8_t>(s.block->data.data() + s.off, len);
-  popped_from_ = s.block;
+  std::memcpy(&len, r, sizeof(len));
+  out = std::span<const uint8_t>(r, len);
+  popped_from_ = cpu.block;
   buffered_ -= len;
-  s.off += len;
-  if (s.off >= s.end) {
-    s.block->live--;
+  cpu.cur = r + len;
+  if (cpu.cur >= cpu.end) {
+    cpu.block->live--;
     cpu.q.pop_front();
     if (cpu.q.empty()) {
+      cpu.cur = cpu.end = nullptr;
+      cpu.block = nullptr;
       run_ = -1;
       active_--;
       set_key(c, kNone);
       return true;
     }
+    cpu.front_to_cursor();
   }
-  const Seg &next = cpu.q.front();
-  cpu.head_ts = ts_at(next.block, next.off);
+  // The records were decompressed a window ago: ask for the lines after
+  // this CPU's next record now (the hardware's prefetcher loses track of
+  // CPUs interleaved record by record).  Past the buffer's end it is a
+  // hint that touches nothing.
+  __builtin_prefetch(cpu.cur + 128);
+  std::memcpy(&cpu.head_ts, cpu.cur + offsetof(ktrack_rec_hdr, ts), sizeof(cpu.head_ts));
   if (run_ == static_cast<int32_t>(c)) return true;  // checked at the next pop
   set_key(c, {cpu.head_ts, seq_++});
   if (tree_[1] == c) {

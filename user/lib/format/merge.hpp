@@ -109,9 +109,20 @@ class RecordMerger {
     }
     void grow();
   };
+  // pop() reads the front run through 'cur' and 'end' (q.front()'s 'off'
+  // is stale while it is the front): one load reaches the next record,
+  // not a chain through the queue, the block and its buffer.
   struct Cpu {
     SegRing q;
-    uint64_t head_ts = 0;  // ts of q.front()'s next record
+    const uint8_t *cur = nullptr, *end = nullptr;  // q.front()'s unread records
+    Block *block = nullptr;                        // q.front()'s block
+    uint64_t head_ts = 0;                          // ts of the record at 'cur'
+    void front_to_cursor() {
+      const Seg &f = q.front();
+      block = f.block;
+      cur = f.block->data.data() + f.off;
+      end = f.block->data.data() + f.end;
+    }
   };
   Block *new_block();
   void append(Block *b, uint16_t cpu, uint32_t off, uint32_t end);
