@@ -78,7 +78,8 @@ class RecordMerger {
   // per-CPU batches, so a chunk is a few long runs.  Queuing runs instead
   // of a ref per record keeps the queues small enough to stay in cache
   // (a ref per record over a 16 MiB window was megabytes, written once and
-  // read once, a quarter of hist's time).  pop() advances 'off'.
+  // read once, a quarter of hist's time).  pop() reads the front run
+  // through its CPU's cursor (Cpu::cur), not through 'off'.
   struct Seg {
     Block *block;
     uint32_t off, end;
