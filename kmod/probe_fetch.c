@@ -741,23 +741,22 @@ notrace void kt_probe_emit(struct kt_probe *p, struct kt_fetch_ctx *ctx, u16 eve
 	struct ktrack_rec_probe *rec;
 	struct kt_scratch *sc;
 	u32 dyn, depth;
-	bool acts = false, in_graph = true, recording;
+	bool acts = false, in_graph = true;
 	int nest;
 
 	preempt_disable_notrace();
 	sc = this_cpu_ptr(kt_scratch);
 	this_cpu_inc(p->stats->hits);
-	/*
-	 * Attached but not recording (before START, after STOP, paused by a
-	 * trigger): counted, not fetched.  A hit that sees 'running' here and
-	 * loses the race with STOP is counted as dropped by the failed write.
-	 */
-	recording = READ_ONCE(p->session->running) &&
-		    !(READ_ONCE(p->session->trig_off) && !p->has_start);
 	/* graph scopes count every hit, whatever becomes of its record */
 	if (unlikely(p->flags & (KTRACK_PROBE_F_GRAPH_ROOT | KTRACK_PROBE_F_GRAPH_SCOPED)))
-		in_graph = kt_graph_hit(p, event == KTRACK_PROBE_EV_EXIT, recording);
-	if (unlikely(!recording)) {
+		in_graph = kt_graph_hit(p, event == KTRACK_PROBE_EV_EXIT);
+	/*
+	 * Attached but not recording (before START, after STOP): counted, not
+	 * fetched.  A hit that sees 'running' here and loses the race with
+	 * STOP is counted as dropped by the failed write below.
+	 */
+	if (unlikely(!READ_ONCE(p->session->running) ||
+		     (READ_ONCE(p->session->trig_off) && !p->has_start))) {
 		this_cpu_inc(p->stats->idle);
 		preempt_enable_notrace();
 		return;

@@ -152,12 +152,8 @@ static notrace struct kt_graph_slot *kt_graph_claim(struct kt_graph *g, struct t
 }
 NOKPROBE_SYMBOL(kt_graph_claim);
 
-/*
- * False when a root entry found no free slot: its call has no scope.  An
- * entry that may not 'open' one (the session is not recording) only nests
- * a scope its task is already in.
- */
-static notrace bool kt_graph_root(struct kt_graph *g, bool exit, bool open)
+/* False when a root entry found no free slot: its call has no scope. */
+static notrace bool kt_graph_root(struct kt_graph *g, bool exit)
 {
 	struct kt_graph_slot *s = kt_graph_find(g, current);
 
@@ -166,7 +162,7 @@ static notrace bool kt_graph_root(struct kt_graph *g, bool exit, bool open)
 			atomic_inc(&s->root_nest);
 			return true;
 		}
-		return !open || kt_graph_claim(g, current) != NULL;
+		return kt_graph_claim(g, current) != NULL;
 	}
 	if (!s)
 		return true;
@@ -210,19 +206,20 @@ NOKPROBE_SYMBOL(kt_graph_scoped);
  * Returns whether the hit may be recorded: always for ROOT, for SCOPED only
  * inside a scope and within the depth limit.
  *
- * A root entry opens a scope only while the session records ('recording'):
- * a call that began before recording did (or while it was paused) has no
- * tree, as a call already under way when the root was armed, so every
- * recorded tree starts at its root's entry record.  Nested in a scope
- * already open, it counts whatever the session does.
+ * A root entered while the session does not record (before START, paused)
+ * opens its scope all the same, as set_graph_function does with tracing
+ * off: a scoped probe's 'start' under it can resume the session, and the
+ * calls under it after that are recorded without their root's entry (as
+ * they are when that record is lost); 'graph' shows such a root's exit as
+ * "entry not recorded".
  */
-notrace bool kt_graph_hit(struct kt_probe *p, bool exit, bool recording)
+notrace bool kt_graph_hit(struct kt_probe *p, bool exit)
 {
 	struct kt_graph *g = READ_ONCE(p->session->graph);
 
 	if (p->flags & KTRACK_PROBE_F_GRAPH_ROOT) {
 		/* the table full: recorded, but no tree (the root's 'missed') */
-		if (g && !kt_graph_root(g, exit, recording))
+		if (g && !kt_graph_root(g, exit))
 			this_cpu_inc(p->stats->missed);
 		return true;
 	}

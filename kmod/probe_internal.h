@@ -247,7 +247,7 @@ void kt_uprobe_free(struct kt_probe *p);
 
 /* probe_graph.c: KTRACK_PROBE_F_GRAPH_ROOT and _SCOPED */
 int kt_graph_prepare(struct ktrack_session *s, bool first);
-bool kt_graph_hit(struct kt_probe *p, bool exit, bool recording);
+bool kt_graph_hit(struct kt_probe *p, bool exit);
 
 /* probe_profile.c: f probes with KTRACK_PROBE_F_PROFILE */
 int kt_profile_alloc(struct kt_probe *p);
