@@ -104,7 +104,7 @@ std::string Names::symbolize(uint64_t ip) const {
 
 uint32_t StringInterner::intern(std::string_view s) {
   // Fibonacci hashing: buffers that sit a fixed stride apart spread out.
-  Recent &r = recent_[(reinterpret_cast<uintptr_t>(s.data()) * 0x9e3779b97f4a7c15ULL) >> 60];
+  Recent &r = recent_[(reinterpret_cast<uintptr_t>(s.data()) * 0x9e3779b97f4a7c15ULL) >> (64 - kRecentBits)];
   if (r.data == s.data() && s.data() && strings_[r.id] == s) return r.id;
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;

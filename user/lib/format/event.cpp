@@ -95,22 +95,19 @@ const FieldValue *Event::field(std::string_view n) const {
 // ---- Decoder ----------------------------------------------------------------
 
 uint32_t check_record(std::span<const uint8_t> buf, std::string *error) {
+  if (uint32_t len = record_length(buf)) return len;
+  if (!error) return 0;
   if (buf.size() < sizeof(ktrack_rec_hdr)) {
-    if (error)
-      *error = fmt::format("record header truncated: {} of {} bytes", buf.size(), sizeof(ktrack_rec_hdr));
+    *error = fmt::format("record header truncated: {} of {} bytes", buf.size(), sizeof(ktrack_rec_hdr));
     return 0;
   }
   uint16_t len;
   std::memcpy(&len, buf.data(), 2);
-  if (len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN != 0 || len > KTRACK_REC_MAX) {
-    if (error) *error = fmt::format("record length {} is invalid (needs >= 24, a multiple of 8)", len);
-    return 0;
-  }
-  if (len > buf.size()) {
-    if (error) *error = fmt::format("record truncated: length {} but only {} bytes left", len, buf.size());
-    return 0;
-  }
-  return len;
+  if (len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN != 0 || len > KTRACK_REC_MAX)
+    *error = fmt::format("record length {} is invalid (needs >= 24, a multiple of 8)", len);
+  else
+    *error = fmt::format("record truncated: length {} but only {} bytes left", len, buf.size());
+  return 0;
 }
 
 void append_record(std::vector<uint8_t> &out, ktrack_rec_hdr hdr, std::span<const uint8_t> payload) {

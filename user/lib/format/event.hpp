@@ -23,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -267,9 +268,20 @@ std::string_view context_name(uint32_t ctx);
 // "entry", "exit", "tp", or "" for other values.
 std::string_view probe_event_name(uint16_t ev);
 
-// Validates the record header at the start of 'buf': len >= header, 8-aligned,
-// <= KTRACK_REC_MAX and <= buf.size().  Returns the record length, or 0 and
-// sets 'error' (when non-null) to a sentence.
+// The length of the record at the start of 'buf' when its header is valid
+// (len >= header, 8-aligned, <= KTRACK_REC_MAX and <= buf.size()), else 0.
+// Inline: readers run it once per record.
+inline uint32_t record_length(std::span<const uint8_t> buf) {
+  if (buf.size() < sizeof(ktrack_rec_hdr)) return 0;
+  uint16_t len;
+  std::memcpy(&len, buf.data(), sizeof(len));
+  if (len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN != 0 || len > KTRACK_REC_MAX || len > buf.size())
+    return 0;
+  return len;
+}
+
+// record_length(), and when it is 0 sets 'error' (when non-null) to a
+// sentence that says what is wrong.
 uint32_t check_record(std::span<const uint8_t> buf, std::string *error = nullptr);
 
 // Appends one record (header fields from 'hdr' except len, which is computed,

@@ -222,15 +222,13 @@ void TraceReader::push_records(ByteBuffer &&recs, uint64_t base, std::optional<u
                      : fmt::format("at byte {}", base + off);
   };
   while (off < recs.size()) {
-    // check_record()'s test, inline: this runs once per record read
-    uint16_t len = 0, cpu;
-    if (recs.size() - off >= sizeof(ktrack_rec_hdr)) std::memcpy(&len, recs.data() + off, 2);
-    if (len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN || len > KTRACK_REC_MAX ||
-        len > recs.size() - off) {
+    uint32_t len = record_length(std::span<const uint8_t>(recs).subspan(off));
+    if (!len) {
       check_record(std::span<const uint8_t>(recs).subspan(off), &err);
       bad = fmt::format("{} is corrupted {}: {}", name_, where(), err);
       break;
     }
+    uint16_t cpu;
     std::memcpy(&cpu, recs.data() + off + offsetof(ktrack_rec_hdr, cpu), 2);
     if (cpu >= RecordMerger::kMaxCpus) {
       bad = fmt::format("{} is corrupted {}: record claims CPU {}", name_, where(), cpu);

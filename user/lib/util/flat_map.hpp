@@ -106,7 +106,8 @@ class StringInterner {
     const char *data = nullptr;
     uint32_t id = 0;
   };
-  static constexpr size_t kRecent = 16;  // the hash below takes 4 bits
+  static constexpr unsigned kRecentBits = 4;
+  static constexpr size_t kRecent = size_t{1} << kRecentBits;
   Recent recent_[kRecent];
   FlatMap<std::vector<uint32_t>> by_hash_;
   std::vector<std::string> strings_;
