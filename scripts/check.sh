@@ -236,13 +236,18 @@ for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 done
 
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do
-	section "stress suite, short form, on $k (make check-stress runs it 10x longer)"
+	section "stress suite, short form, on $k, with the kernel's memory debugging on (make check-stress runs it 10x longer)"
 	# Single-threaded TCG: the stress programs patch kfree() and other hot
 	# functions thousands of times, which multi-threaded TCG emulates wrongly
-	# (tests/vm/run, KTRACK_VM_TCG_THREAD).
+	# (tests/vm/run, KTRACK_VM_TCG_THREAD).  --memdebug: the debug lane's
+	# subset that fits here (make check-debug needs a kernel built for it):
+	# the Debian kernel's own SLUB red zones, poisoning and consistency
+	# checks on every cache, page poisoning and KFENCE (6.12), so that the
+	# fuzzer's and the churn's damage to a slab object or a use after free
+	# is reported by the kernel and fails the run.
 	# shellcheck disable=SC2086
 	KTRACK_VM_TCG_THREAD=single KTRACK_SUITE=stress KTRACK_STRESS_SCALE=1 KTRACK_FUZZ_CALLS=${KTRACK_FUZZ_CALLS:-50000} \
-		"$root/tests/vm/run" --kernel "$k" --timeout 1500 -- "$root/tests/kernel/run-all" ${KTRACK_TESTS:-} \
+		"$root/tests/vm/run" --kernel "$k" --memdebug --timeout 1500 -- "$root/tests/kernel/run-all" ${KTRACK_TESTS:-} \
 		2>&1 | tee "$logs/stress-$k.log" | grep -vE '^#   '
 	rc=${PIPESTATUS[0]}
 	counts=$(grep -E '^kernel .*: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$logs/stress-$k.log" | tail -n1 |
