@@ -28,9 +28,14 @@ for k in ${KTRACK_STRESS_KERNELS:-6.1 6.12 debug}; do
 	# emulates wrongly (tests/vm/run, KTRACK_VM_TCG_THREAD).  The capture
 	# start/stop stress arms probes on a function the other vCPU is calling
 	# and waits for each arm: far slower in turns, so it keeps multi.
+	# On the Debian kernels with their own memory debugging on, as make
+	# check's short form (tests/vm/run --memdebug); the debug kernel has KASAN.
+	memdebug=--memdebug
+	[ "$k" = debug ] && memdebug=
+	# shellcheck disable=SC2086 # $memdebug: no word or one
 	KTRACK_VM_TCG_THREAD=single KTRACK_STRESS_SCALE=${KTRACK_STRESS_SCALE:-10} KTRACK_FUZZ_CALLS=$calls \
 		KTRACK_TEST_TIMEOUT=7200 KTRACK_SUITE=stress \
-		"$root/tests/vm/run" --kernel "$k" --timeout 14000 -- "$root/tests/kernel/run-all" \
+		"$root/tests/vm/run" --kernel "$k" $memdebug --timeout 14000 -- "$root/tests/kernel/run-all" \
 		2>&1 | tee "$logs/$k.log" | grep -vE '^#  +(RUN|OK) |^# +OK '
 	a=${PIPESTATUS[0]}
 	KTRACK_VM_TCG_THREAD=multi KTRACK_STRESS_ITERS=200 KTRACK_TEST_TIMEOUT=7200 \

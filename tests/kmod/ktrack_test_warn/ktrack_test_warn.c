@@ -39,8 +39,10 @@ static int __init ktrack_test_warn_init(void)
 	if (!c)
 		return -ENOMEM;
 	p = kmem_cache_alloc(c, GFP_KERNEL);
-	if (!p)
+	if (!p) {
+		kmem_cache_destroy(c);
 		return -ENOMEM;
+	}
 	OPTIMIZER_HIDE_VAR(p);
 	p[KT_REDZONE_OBJ] = 0x2a;
 	kmem_cache_free(c, p);
