@@ -9,6 +9,8 @@
  *
  * Under lockdown=integrity all of it stays allowed, as the kernel's own
  * kprobe_events are (LOCKDOWN_KPROBES is a confidentiality reason).
+ * ktrackctl's doctor names the mode, and its sentences for what the mode
+ * refuses say so (make check runs both modes on both kernels).
  *
  * What was armed before lockdown was raised keeps running, as with the
  * kernel's own tracers: trace_kprobe.c checks LOCKDOWN_KPROBES when it
@@ -61,6 +63,7 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 	struct ktrack_obj_addr a = { .size = sizeof(a) };
 	struct ktrack_obj_stats st;
 	struct ktrack_probe_info info = { 0 };
+	static char out[1 << 16];
 	int fd, pre, conf;
 
 	if (!level)
@@ -89,8 +92,19 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 	/* an immediate reads no kernel memory */
 	EXPECT_LT(0, pt_add(fd, "t:im sched/sched_process_fork k=\\42:u64", NULL));
 
+	/* ktrackctl names the mode and says what it refuses */
+	kt_run(out, sizeof(out), "%s doctor", kt_ktrackctl());
+	EXPECT_NE(NULL, strstr(out, conf ? "kernel lockdown is 'confidentiality'" :
+				     "kernel lockdown is 'integrity'")) TH_LOG("%s", out);
+	EXPECT_EQ(conf, strstr(out, "fail with EPERM") != NULL) TH_LOG("%s", out);
+
 	if (!conf) {
 		/* integrity: kprobes and kernel reads stay allowed */
+		EXPECT_EQ(0, kt_run(out, sizeof(out),
+				    "%s record -q -o /tmp/ld.ktr 'p:lc ktrack_tpt_add a=$arg1:s32' -- sh -c 'echo call 3 >%s'",
+				    kt_ktrackctl(), PT_PROC)) TH_LOG("%s", out);
+		kt_run(out, sizeof(out), "%s report /tmp/ld.ktr | grep -c ' lc: '", kt_ktrackctl());
+		EXPECT_EQ(3, atoi(out)) TH_LOG("%s", out);
 		EXPECT_LT(0, pt_add(fd, "p:lp ktrack_tpt_add", NULL));
 		EXPECT_LT(0, pt_add(fd, "t:ld sched/sched_process_fork v=+0($arg1):u64", NULL));
 		EXPECT_EQ(0, ot_add_source(fd, KTRACK_OBJ_SRC_RETVAL, "ktrack_test_obj_alloc", 0));
@@ -101,6 +115,22 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 		pt_unload_all();
 		return;
 	}
+
+	/* ktrackctl's sentences: the mode, what it forbids, how to get out */
+	EXPECT_NE(0, kt_run(out, sizeof(out), "%s record -q -o /tmp/ld.ktr 'p:lc ktrack_tpt_add' -- true",
+			    kt_ktrackctl()));
+	EXPECT_NE(NULL, strstr(out, "locked down (confidentiality)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "boot without lockdown")) TH_LOG("%s", out);
+	EXPECT_NE(0, kt_run(out, sizeof(out),
+			    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --module " OT_TESTMOD
+			    " --functions 'ktrack_test_obj_*' -- true", kt_ktrackctl()));
+	EXPECT_NE(NULL, strstr(out, "locked down (confidentiality)")) TH_LOG("%s", out);
+	/* a t probe with raw arguments records */
+	EXPECT_EQ(0, kt_run(out, sizeof(out),
+			    "%s record -q -o /tmp/ld.ktr 't:lt sched/sched_process_fork a=$arg1:x64' -- sh -c 'sh -c true'",
+			    kt_ktrackctl())) TH_LOG("%s", out);
+	kt_run(out, sizeof(out), "%s report /tmp/ld.ktr | grep -c ' lt: '", kt_ktrackctl());
+	EXPECT_LE(1, atoi(out)) TH_LOG("%s", out);
 
 	/* refused before this fix already: kprobe-based probes */
 	EXPECT_EQ(-EPERM, pt_add(fd, "p:lp ktrack_tpt_add", NULL));

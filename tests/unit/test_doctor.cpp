@@ -52,10 +52,22 @@ TEST_F(FakeRoots, TracefsMissingFailsWithMountCommand) {
   EXPECT_NE(r.fix.find("mount -t tracefs"), std::string::npos);
 }
 
-TEST_F(FakeRoots, LockdownIntegrityFails) {
+TEST_F(FakeRoots, LockdownIntegrityWarnsOfSignedModulesOnly) {
   write("sys/kernel/security/lockdown", "none [integrity] confidentiality\n");
   EXPECT_EQ(ktrack::read_lockdown_mode(), "integrity");
-  EXPECT_EQ(find("lockdown").level, ktrack::CheckLevel::Fail);
+  auto r = find("lockdown");
+  EXPECT_EQ(r.level, ktrack::CheckLevel::Warn);
+  EXPECT_NE(r.message.find("only signed modules"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("every probe"), std::string::npos) << r.message;
+}
+
+TEST_F(FakeRoots, LockdownConfidentialityFailsAndSaysWhatIsRefused) {
+  write("sys/kernel/security/lockdown", "none integrity [confidentiality]\n");
+  auto r = find("lockdown");
+  EXPECT_EQ(r.level, ktrack::CheckLevel::Fail);
+  EXPECT_NE(r.message.find("'confidentiality'"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("EPERM"), std::string::npos) << r.message;
+  EXPECT_NE(r.fix.find("boot without lockdown"), std::string::npos) << r.fix;
 }
 
 TEST_F(FakeRoots, LockdownNoneIsOk) {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "fake_lockdown.hpp"
 #include "objtrace/objtrace.hpp"
 #include "util/error.hpp"
 
@@ -172,6 +173,15 @@ TEST(ObjErrno, Sentences) {
   EXPECT_NE(std::string::npos, explain_obj_errno("configure", ENOSPC).find("--max-objects"));
   EXPECT_NE(std::string::npos, explain_obj_errno("configure", EINVAL).find("traceable"));
   EXPECT_NE(std::string::npos, explain_obj_errno("configure", ENOTTY).find("object tracker"));
+  {
+    test::FakeLockdown ld("confidentiality");
+    std::string m = explain_obj_errno("configure", EPERM);
+    EXPECT_NE(std::string::npos, m.find("locked down (confidentiality)")) << m;
+  }
+  {
+    test::FakeLockdown ld("integrity");
+    EXPECT_NE(std::string::npos, explain_obj_errno("configure", EPERM).find("run as root"));
+  }
   EXPECT_NE(std::string::npos, explain_obj_errno("enable the object tracker", ESTALE).find("module"));
   EXPECT_NE(std::string::npos,
             explain_obj_errno("enable the object tracker", ESTALE).find("re-run objtrace"));

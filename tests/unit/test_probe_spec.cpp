@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "fake_lockdown.hpp"
 #include "probes/btf_resolver.hpp"
 #include "probes/filter_compiler.hpp"
 #include "probes/probe_client.hpp"
@@ -677,6 +678,23 @@ TEST(ProbeClient, ErrnoSentences) {
   std::string perm = explain_probe_add_errno(s, EPERM);
   EXPECT_TRUE(perm.find("locked down") != std::string::npos || perm.find("root") != std::string::npos)
       << perm;
+}
+
+// EPERM is lockdown's only at confidentiality: integrity refuses no probe.
+TEST(ProbeClient, EpermSaysLockedDownOnlyAtConfidentiality) {
+  auto s = parse_probe_spec("p vfs_read");
+  {
+    test::FakeLockdown ld("confidentiality");
+    std::string m = explain_probe_add_errno(s, EPERM);
+    EXPECT_NE(std::string::npos, m.find("locked down (confidentiality)")) << m;
+    EXPECT_NE(std::string::npos, m.find("boot without lockdown")) << m;
+  }
+  for (const char *mode : {"integrity", "none"}) {
+    test::FakeLockdown ld(mode);
+    std::string m = explain_probe_add_errno(s, EPERM);
+    EXPECT_EQ(std::string::npos, m.find("locked down (")) << mode << ": " << m;
+    EXPECT_NE(std::string::npos, m.find("needs root")) << mode << ": " << m;
+  }
 }
 
 class Btf : public ::testing::Test {

@@ -37,12 +37,24 @@ CheckResult check_lockdown() {
   std::string mode = read_lockdown_mode();
   if (mode.empty()) return {"lockdown", CheckLevel::Ok, "no lockdown reported (securityfs silent)", ""};
   if (mode == "none") return {"lockdown", CheckLevel::Ok, "kernel lockdown: none", ""};
-  return {"lockdown", CheckLevel::Fail,
-          fmt::format("kernel lockdown is '{}': unsigned modules are refused and kprobes, "
-                      "tracefs writes and raw memory reads may be blocked",
-                      mode),
-          "sign the ktrack modules with a key the kernel trusts (MOK), or disable Secure Boot "
-          "lockdown for this debugging session"};
+  // What each mode refuses is what it refuses the kernel's own tracers
+  // (LOCKDOWN_MODULE_SIGNATURE at integrity; LOCKDOWN_KPROBES and the
+  // kernel-read reasons at confidentiality): kmod/ checks the same reasons.
+  if (mode == "integrity")
+    return {"lockdown", CheckLevel::Warn,
+            "kernel lockdown is 'integrity': only signed modules load (ktrack.ko included); once "
+            "loaded, every probe and the object tracker work",
+            "sign the ktrack modules with a key the kernel trusts (DKMS signs with its MOK key: "
+            "enroll it with 'mokutil --import'), or disable Secure Boot for this debugging session"};
+  return {
+      "lockdown", CheckLevel::Fail,
+      fmt::format(
+          "kernel lockdown is '{}': only signed modules load, and kprobes, function hooks and "
+          "kernel memory reads are refused: p, r and f probes, t probes that read memory and the "
+          "object tracker fail with EPERM (t and e probes that read no kernel memory, and U probes, work)",
+          mode),
+      "boot without lockdown (lockdown=integrity at most, or Secure Boot disabled) for this "
+      "debugging session"};
 }
 
 CheckResult check_sig_enforce() {

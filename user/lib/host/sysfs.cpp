@@ -56,4 +56,6 @@ std::string read_lockdown_mode() {
   return v->substr(open + 1, close - open - 1);
 }
 
+bool locked_down_confidentiality() { return read_lockdown_mode() == "confidentiality"; }
+
 }  // namespace ktrack

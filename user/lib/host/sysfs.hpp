@@ -24,4 +24,13 @@ bool read_sysfs_flag(const std::string &rel);
 // when securityfs does not say.
 std::string read_lockdown_mode();
 
+// Under lockdown=confidentiality (LOCKDOWN_KPROBES, LOCKDOWN_TRACEFS and the
+// kernel-read reasons) the kernel refuses what ktrack's probes and object
+// tracker do: kLockdownForbids is the sentence's middle, for the callers'
+// refusals.  integrity refuses only unsigned modules.
+bool locked_down_confidentiality();
+inline constexpr const char *kLockdownForbids =
+    "the kernel is locked down (confidentiality), which forbids kprobes, function hooks and reading "
+    "kernel memory";
+
 }  // namespace ktrack

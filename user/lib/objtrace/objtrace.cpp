@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "host/sysfs.hpp"
 #include "util/error.hpp"
 
 namespace ktrack {
@@ -286,6 +287,12 @@ std::string explain_obj_errno(std::string_view what, int err) {
       break;
     case EPERM:
     case EACCES:
+      // the tracker hooks kernel functions and reads objects: what
+      // lockdown=confidentiality refuses (LOCKDOWN_KPROBES)
+      if (err == EPERM && locked_down_confidentiality())
+        return fmt::format(
+            "cannot {}: {}; boot without lockdown (lockdown=integrity at most) to track objects", what,
+            kLockdownForbids);
       advice = "run as root (CAP_PERFMON or CAP_SYS_ADMIN)";
       break;
     default:

@@ -4,6 +4,7 @@
 
 #include "host/btf.hpp"
 #include "host/kallsyms.hpp"
+#include "host/sysfs.hpp"
 #include "host/tracefs.hpp"
 #include "util/glob.hpp"
 #include "util/text.hpp"
@@ -219,9 +220,15 @@ std::string resolve_obj_functions(ObjConfig &cfg, const std::string &module, boo
         "hooking {} functions matching '{}', checking the first {} arguments (no type filter: {})",
         list ? fmt::format("{}", n) : "the", cfg.functions, cfg.nr_args, reason);
   }
-  if (!list)
+  if (!list) {
+    // confidentiality refuses tracefs (LOCKDOWN_TRACEFS) before the tracker's own EPERM
+    if (locked_down_confidentiality())
+      throw Error(fmt::format(
+          "cannot track objects: {}; boot without lockdown (lockdown=integrity at most) to track objects",
+          kLockdownForbids));
     throw Error(
         "cannot read available_filter_functions: mount tracefs on /sys/kernel/tracing and run as root");
+  }
   auto traceable = parse_filter_functions(*list);
   KallsymsIndex ksyms(with_addrs ? KallsymsIndex(std::string{}) : KallsymsIndex::system());
   FuncSelection sel = select_functions(globs, traceable, ksyms, btf.get(), strct, cfg.nr_args);

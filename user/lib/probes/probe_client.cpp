@@ -190,12 +190,13 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
       return fmt::format("cannot add probe '{}': {} is in use by another tracer that excludes this one",
                          spec.name, t);
     case EPERM: {
-      std::string mode = read_lockdown_mode();
-      if (!mode.empty() && mode != "none")
+      // integrity refuses no probe (as it refuses no kprobe event): only
+      // confidentiality is lockdown's doing here.
+      if (locked_down_confidentiality())
         return fmt::format(
-            "cannot add probe '{}': the kernel is locked down ({}), which forbids kprobes; boot "
-            "without lockdown (or disable Secure Boot) to use dynamic probes",
-            spec.name, mode);
+            "cannot add probe '{}': {}: of the probes, only t and e probes that read no kernel memory and U "
+            "probes are allowed; boot without lockdown (lockdown=integrity at most) to use this one",
+            spec.name, kLockdownForbids);
       return fmt::format(
           "cannot add probe '{}': permission denied: this needs root (CAP_PERFMON or "
           "CAP_SYS_ADMIN): run it with sudo (a member of the ktrack group may only record the sessions "
