@@ -67,7 +67,7 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 	int fd, pre, conf;
 
 	if (!level)
-		SKIP(return, "needs a guest from 'tests/vm/run --lockdown confidentiality'");
+		SKIP(return, "needs a guest from 'tests/vm/run --lockdown confidentiality|integrity'");
 	/* ktrack, the object tracker's and the probes' target modules */
 	ASSERT_EQ(0, ot_load());
 	ASSERT_EQ(0, pt_load_all());
@@ -103,7 +103,7 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 		EXPECT_EQ(0, kt_run(out, sizeof(out),
 				    "%s record -q -o /tmp/ld.ktr 'p:lc ktrack_tpt_add a=$arg1:s32' -- sh -c 'echo call 3 >%s'",
 				    kt_ktrackctl(), PT_PROC)) TH_LOG("%s", out);
-		kt_run(out, sizeof(out), "%s report /tmp/ld.ktr | grep -c ' lc: '", kt_ktrackctl());
+		kt_run(out, sizeof(out), "%s report /tmp/ld.ktr 2>&1 | grep -c ' lc: '", kt_ktrackctl());
 		EXPECT_EQ(3, atoi(out)) TH_LOG("%s", out);
 		EXPECT_LT(0, pt_add(fd, "p:lp ktrack_tpt_add", NULL));
 		EXPECT_LT(0, pt_add(fd, "t:ld sched/sched_process_fork v=+0($arg1):u64", NULL));
@@ -121,15 +121,19 @@ TEST(everything_that_reads_kernel_memory_is_refused)
 			    kt_ktrackctl()));
 	EXPECT_NE(NULL, strstr(out, "locked down (confidentiality)")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "boot without lockdown")) TH_LOG("%s", out);
+	/* an f probe: refused before the kernel is asked (tracefs is locked too) */
+	EXPECT_NE(0, kt_run(out, sizeof(out), "%s record -q -o /tmp/ld.ktr 'f:lf ktrack_tpt_add' -- true",
+			    kt_ktrackctl()));
+	EXPECT_NE(NULL, strstr(out, "locked down (confidentiality)")) TH_LOG("%s", out);
 	EXPECT_NE(0, kt_run(out, sizeof(out),
 			    "%s objtrace --from 'r:ktrack_test_obj_alloc $retval' --module " OT_TESTMOD
 			    " --functions 'ktrack_test_obj_*' -- true", kt_ktrackctl()));
 	EXPECT_NE(NULL, strstr(out, "locked down (confidentiality)")) TH_LOG("%s", out);
-	/* a t probe with raw arguments records */
+	/* a t probe with raw arguments records (record forks its command) */
 	EXPECT_EQ(0, kt_run(out, sizeof(out),
-			    "%s record -q -o /tmp/ld.ktr 't:lt sched/sched_process_fork a=$arg1:x64' -- sh -c 'sh -c true'",
+			    "%s record -q -o /tmp/ld.ktr 't:lt sched/sched_process_fork a=$arg1:x64' -- true",
 			    kt_ktrackctl())) TH_LOG("%s", out);
-	kt_run(out, sizeof(out), "%s report /tmp/ld.ktr | grep -c ' lt: '", kt_ktrackctl());
+	kt_run(out, sizeof(out), "%s report /tmp/ld.ktr 2>&1 | grep -c ' lt: '", kt_ktrackctl());
 	EXPECT_LE(1, atoi(out)) TH_LOG("%s", out);
 
 	/* refused before this fix already: kprobe-based probes */

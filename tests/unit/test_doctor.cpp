@@ -55,9 +55,15 @@ TEST_F(FakeRoots, TracefsMissingFailsWithMountCommand) {
 TEST_F(FakeRoots, LockdownIntegrityWarnsOfSignedModulesOnly) {
   write("sys/kernel/security/lockdown", "none [integrity] confidentiality\n");
   EXPECT_EQ(ktrack::read_lockdown_mode(), "integrity");
+  // not loaded: an unsigned ktrack.ko will not load
   auto r = find("lockdown");
-  EXPECT_EQ(r.level, ktrack::CheckLevel::Warn);
+  EXPECT_EQ(r.level, ktrack::CheckLevel::Fail);
   EXPECT_NE(r.message.find("only signed modules"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("not loaded"), std::string::npos) << r.message;
+  // loaded: everything works
+  write("sys/module/ktrack/initstate", "live\n");
+  r = find("lockdown");
+  EXPECT_EQ(r.level, ktrack::CheckLevel::Warn);
   EXPECT_NE(r.message.find("every probe"), std::string::npos) << r.message;
 }
 

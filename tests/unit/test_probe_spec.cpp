@@ -692,9 +692,15 @@ TEST(ProbeClient, EpermSaysLockedDownOnlyAtConfidentiality) {
   for (const char *mode : {"integrity", "none"}) {
     test::FakeLockdown ld(mode);
     std::string m = explain_probe_add_errno(s, EPERM);
-    EXPECT_EQ(std::string::npos, m.find("locked down (")) << mode << ": " << m;
+    EXPECT_EQ(std::string::npos, m.find("locked down")) << mode << ": " << m;
     EXPECT_NE(std::string::npos, m.find("needs root")) << mode << ": " << m;
   }
+  // a t probe at confidentiality: refused only when it reads kernel memory
+  auto t = parse_probe_spec("t:tp sched/sched_process_fork");
+  test::FakeLockdown ld("confidentiality");
+  std::string m = explain_probe_add_errno(t, EPERM);
+  EXPECT_NE(std::string::npos, m.find("no dereference, kernel string or @SYM")) << m;
+  EXPECT_NE(std::string::npos, m.find("needs root")) << m;
 }
 
 class Btf : public ::testing::Test {

@@ -38,23 +38,26 @@ CheckResult check_lockdown() {
   if (mode.empty()) return {"lockdown", CheckLevel::Ok, "no lockdown reported (securityfs silent)", ""};
   if (mode == "none") return {"lockdown", CheckLevel::Ok, "kernel lockdown: none", ""};
   // What each mode refuses is what it refuses the kernel's own tracers
-  // (LOCKDOWN_MODULE_SIGNATURE at integrity; LOCKDOWN_KPROBES and the
-  // kernel-read reasons at confidentiality): kmod/ checks the same reasons.
-  if (mode == "integrity")
-    return {"lockdown", CheckLevel::Warn,
-            "kernel lockdown is 'integrity': only signed modules load (ktrack.ko included); once "
-            "loaded, every probe and the object tracker work",
+  // (LOCKDOWN_MODULE_SIGNATURE at integrity; LOCKDOWN_KPROBES, LOCKDOWN_TRACEFS
+  // and the kernel-read reasons at confidentiality): kmod/ checks the same.
+  if (mode == "integrity") {
+    // loaded (signed, or before lockdown): nothing ktrack does is refused
+    const bool loaded = std::filesystem::exists(sysfs_root() / "module/ktrack");
+    return {"lockdown", loaded ? CheckLevel::Warn : CheckLevel::Fail,
+            std::string("kernel lockdown is 'integrity': only signed modules load (ktrack.ko included); "
+                        "once loaded, every probe and the object tracker work") +
+                (loaded ? " (ktrack is loaded)" : " (ktrack is not loaded)"),
             "sign the ktrack modules with a key the kernel trusts (DKMS signs with its MOK key: "
             "enroll it with 'mokutil --import'), or disable Secure Boot for this debugging session"};
-  return {
-      "lockdown", CheckLevel::Fail,
-      fmt::format(
-          "kernel lockdown is '{}': only signed modules load, and kprobes, function hooks and "
-          "kernel memory reads are refused: p, r and f probes, t probes that read memory and the "
-          "object tracker fail with EPERM (t and e probes that read no kernel memory, and U probes, work)",
-          mode),
-      "boot without lockdown (lockdown=integrity at most, or Secure Boot disabled) for this "
-      "debugging session"};
+  }
+  return {"lockdown", CheckLevel::Fail,
+          fmt::format("kernel lockdown is '{}': only signed modules load, and kprobes, function hooks, "
+                      "tracefs and kernel memory reads are refused: p, r and f probes, t probes that read "
+                      "memory, the object tracker and the stack tracer fail with EPERM, e probes cannot read "
+                      "their event's format (t probes that read no kernel memory, u/ur and U probes work)",
+                      mode),
+          "boot without lockdown (lockdown=integrity at most, or Secure Boot disabled) for this "
+          "debugging session"};
 }
 
 CheckResult check_sig_enforce() {

@@ -116,8 +116,7 @@ std::string explain_uprobe_add_errno(const ProbeSpec &spec, const std::string &t
     case EPERM:
     case EACCES:
       return fmt::format(
-          "cannot add probe '{}': permission denied: a uprobe needs root (CAP_PERFMON or CAP_SYS_ADMIN) and "
-          "a kernel not locked down against it",
+          "cannot add probe '{}': permission denied: a uprobe needs root (CAP_PERFMON or CAP_SYS_ADMIN)",
           spec.name);
     default:
       return {};
@@ -191,17 +190,30 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
                          spec.name, t);
     case EPERM: {
       // integrity refuses no probe (as it refuses no kprobe event): only
-      // confidentiality is lockdown's doing here.
-      if (locked_down_confidentiality())
+      // confidentiality is lockdown's doing, and only for what hooks a
+      // function or reads kernel memory (kmod/probe.c kt_lockdown_refuses).
+      const bool hooks = spec.kind == ProbeKind::kKprobe || spec.kind == ProbeKind::kKretprobe ||
+                         spec.kind == ProbeKind::kFuncs;
+      const bool reads = spec.kind == ProbeKind::kTracepoint || spec.kind == ProbeKind::kEvent;
+      if ((hooks || reads) && locked_down_confidentiality()) {
+        if (hooks)
+          return fmt::format(
+              "cannot add probe '{}': {}: of the probes, only t probes that read no kernel memory, u/ur and "
+              "U "
+              "probes are allowed; boot without lockdown (lockdown=integrity at most) to use this one",
+              spec.name, kLockdownForbids);
         return fmt::format(
-            "cannot add probe '{}': {}: of the probes, only t and e probes that read no kernel memory and U "
-            "probes are allowed; boot without lockdown (lockdown=integrity at most) to use this one",
+            "cannot add probe '{}': permission denied: {}, so a t or e probe may fetch no dereference, "
+            "kernel "
+            "string or @SYM; if this one fetches none, it needs root (CAP_PERFMON or CAP_SYS_ADMIN)",
             spec.name, kLockdownForbids);
+      }
+      const std::string mode = read_lockdown_mode();
       return fmt::format(
           "cannot add probe '{}': permission denied: this needs root (CAP_PERFMON or "
           "CAP_SYS_ADMIN): run it with sudo (a member of the ktrack group may only record the sessions "
-          "root shares: docs/ACCESS.md), or the kernel is locked down against kprobes",
-          spec.name);
+          "root shares: docs/ACCESS.md){}",
+          spec.name, mode.empty() ? ", or the kernel is locked down against kprobes" : "");
     }
     case EACCES:
       return fmt::format(

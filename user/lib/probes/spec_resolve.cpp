@@ -13,6 +13,7 @@
 #include <cerrno>
 
 #include "host/elf_symbols.hpp"
+#include "host/sysfs.hpp"
 #include "probes/probe_spec.hpp"
 #include "probes/spec_parser.hpp"
 #include "util/glob.hpp"
@@ -371,6 +372,12 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
     spec.funcs = {"*"};
   } else if (spec.kind == ProbeKind::kFuncs) {
     auto all = syms.filter_functions();
+    // confidentiality refuses tracefs (LOCKDOWN_TRACEFS), and f probes anyway
+    if (all.empty() && locked_down_confidentiality())
+      throw Error(
+          fmt::format("cannot add probe '{}': {}; boot without lockdown (lockdown=integrity at most) "
+                      "to use f probes",
+                      spec.name, kLockdownForbids));
     std::set<std::string> names;
     for (const auto &line : all) {
       std::string n = line.substr(0, line.find_first_of(" \t"));
