@@ -191,21 +191,21 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
     case EPERM: {
       // integrity refuses no probe (as it refuses no kprobe event): only
       // confidentiality is lockdown's doing, and only for what hooks a
-      // function or reads kernel memory (kmod/probe.c kt_lockdown_refuses).
+      // function or reads kernel memory (kmod/probe.c kt_locked_down()).
       const bool hooks = spec.kind == ProbeKind::kKprobe || spec.kind == ProbeKind::kKretprobe ||
                          spec.kind == ProbeKind::kFuncs;
       const bool reads = spec.kind == ProbeKind::kTracepoint || spec.kind == ProbeKind::kEvent;
       if ((hooks || reads) && locked_down_confidentiality()) {
         if (hooks)
           return fmt::format(
-              "cannot add probe '{}': {}: of the probes, only t probes that read no kernel memory, u/ur and "
-              "U "
-              "probes are allowed; boot without lockdown (lockdown=integrity at most) to use this one",
+              "cannot add probe '{}': {}: of the probes, only t probes that read no kernel memory, "
+              "u/ur and U probes are allowed; boot without lockdown (lockdown=integrity at most) to use "
+              "this one",
               spec.name, kLockdownForbids);
         return fmt::format(
             "cannot add probe '{}': permission denied: {}, so a t or e probe may fetch no dereference, "
-            "kernel "
-            "string or @SYM; if this one fetches none, it needs root (CAP_PERFMON or CAP_SYS_ADMIN)",
+            "kernel string or @SYM; if this one fetches none, it needs root (CAP_PERFMON or "
+            "CAP_SYS_ADMIN)",
             spec.name, kLockdownForbids);
       }
       const std::string mode = read_lockdown_mode();
