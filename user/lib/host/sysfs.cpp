@@ -1,5 +1,7 @@
 #include "host/sysfs.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -57,5 +59,10 @@ std::string read_lockdown_mode() {
 }
 
 bool locked_down_confidentiality() { return read_lockdown_mode() == "confidentiality"; }
+
+std::string lockdown_refusal(std::string_view what, std::string_view to_use, std::string_view note) {
+  return fmt::format("cannot {}: {}{}{}; boot without lockdown (lockdown=integrity at most) to {}", what,
+                     kLockdownForbids, note.empty() ? "" : ": ", note, to_use);
+}
 
 }  // namespace ktrack

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ktrack {
 
@@ -32,5 +33,8 @@ bool locked_down_confidentiality();
 inline constexpr const char *kLockdownForbids =
     "the kernel is locked down (confidentiality), which forbids kprobes, function hooks and reading "
     "kernel memory";
+// "cannot WHAT: <kLockdownForbids>[: NOTE]; boot without lockdown
+// (lockdown=integrity at most) to TO_USE": every refusal of that kind.
+std::string lockdown_refusal(std::string_view what, std::string_view to_use, std::string_view note = {});
 
 }  // namespace ktrack

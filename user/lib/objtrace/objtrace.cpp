@@ -289,10 +289,7 @@ std::string explain_obj_errno(std::string_view what, int err) {
     case EACCES:
       // the tracker hooks kernel functions and reads objects: what
       // lockdown=confidentiality refuses (LOCKDOWN_KPROBES)
-      if (err == EPERM && locked_down_confidentiality())
-        return fmt::format(
-            "cannot {}: {}; boot without lockdown (lockdown=integrity at most) to track objects", what,
-            kLockdownForbids);
+      if (err == EPERM && locked_down_confidentiality()) return lockdown_refusal(what, "track objects");
       advice = "run as root (CAP_PERFMON or CAP_SYS_ADMIN)";
       break;
     default:

@@ -222,10 +222,7 @@ std::string resolve_obj_functions(ObjConfig &cfg, const std::string &module, boo
   }
   if (!list) {
     // confidentiality refuses tracefs (LOCKDOWN_TRACEFS) before the tracker's own EPERM
-    if (locked_down_confidentiality())
-      throw Error(fmt::format(
-          "cannot track objects: {}; boot without lockdown (lockdown=integrity at most) to track objects",
-          kLockdownForbids));
+    if (locked_down_confidentiality()) throw Error(lockdown_refusal("track objects", "track objects"));
     throw Error(
         "cannot read available_filter_functions: mount tracefs on /sys/kernel/tracing and run as root");
   }

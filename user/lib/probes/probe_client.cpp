@@ -197,11 +197,9 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
       const bool reads = spec.kind == ProbeKind::kTracepoint || spec.kind == ProbeKind::kEvent;
       if ((hooks || reads) && locked_down_confidentiality()) {
         if (hooks)
-          return fmt::format(
-              "cannot add probe '{}': {}: of the probes, only t probes that read no kernel memory, "
-              "u/ur and U probes are allowed; boot without lockdown (lockdown=integrity at most) to use "
-              "this one",
-              spec.name, kLockdownForbids);
+          return lockdown_refusal(
+              fmt::format("add probe '{}'", spec.name), "use this one",
+              "of the probes, only t probes that read no kernel memory, u/ur and U probes are allowed");
         return fmt::format(
             "cannot add probe '{}': permission denied: {}, so a t or e probe may fetch no dereference, "
             "kernel string or @SYM; if this one fetches none, it needs root (CAP_PERFMON or "

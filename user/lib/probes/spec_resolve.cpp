@@ -374,10 +374,7 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
     auto all = syms.filter_functions();
     // confidentiality refuses tracefs (LOCKDOWN_TRACEFS), and f probes anyway
     if (all.empty() && locked_down_confidentiality())
-      throw Error(
-          fmt::format("cannot add probe '{}': {}; boot without lockdown (lockdown=integrity at most) "
-                      "to use f probes",
-                      spec.name, kLockdownForbids));
+      throw Error(lockdown_refusal(fmt::format("add probe '{}'", spec.name), "use f probes"));
     std::set<std::string> names;
     for (const auto &line : all) {
       std::string n = line.substr(0, line.find_first_of(" \t"));
