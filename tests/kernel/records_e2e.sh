@@ -98,6 +98,10 @@ check "a probe's file names vfs_write and its callers, with a few symbols" bash 
 	! grep -E ' vw: ' '$T/probe.txt' | grep -q '0xffffffff' &&
 	n=\$(sed -nE 's/^# ([0-9]+) symbols/\\1/p' '$T/probe.txt') && [ \"\$n\" -ge 2 ] && [ \"\$n\" -lt 2000 ]"
 check "a probe's file is small (under 256 KiB)" test "$(stat -c %s "$T/probe.ktrack")" -lt 262144
+# Parked records are merged after the stop, when sh has exited: its name
+# was read when its first record came.
+check "a parked recording names a task that exited before the merge (sh)" \
+	bash -c "'$K' report '$T/probe.ktrack' | grep -qE '^ *sh-[0-9]+ .* vw: '"
 # --compress zstd (format 6): every one of dd's 20,000 writes (1.4 MB of
 # records: the 4 MiB rings hold them all even if the drain were slow).
 "$K" record -q --compress zstd --buffer-pages 1024 -o "$T/zstd.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
@@ -118,6 +122,32 @@ while at + 16 <= len(data):
 recs = [t for t in types if t in (5, 7, 8, 9, 10)]
 sys.exit(0 if recs and all(t == 10 for t in recs) and at == len(data) else 1)
 PY
+# Parked (the default) and --stream: dd's 20,000 writes on CPU 0 (1.4 MB of
+# records, over the 256 KiB a CPU gathers in memory: parked records go to
+# FILE.cpu0.spool while recording, which the command itself lists), every
+# one in the file either way.
+for how in park stream; do
+	flag=()
+	wait_list="for i in \$(seq 100); do ls $T/$how.ktrack.cpu*.spool >$T/$how.list 2>/dev/null && break; sleep 0.1; done"
+	if [ $how = stream ]; then
+		flag=(--stream)
+		wait_list="sleep 1; ls $T/$how.ktrack.cpu*.spool >$T/$how.list 2>/dev/null; true"
+	fi
+	"$K" record -q ${flag[@]+"${flag[@]}"} --buffer-pages 1024 -o "$T/$how.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
+		sh -c "taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=20000 2>/dev/null; $wait_list" >/dev/null 2>&1
+	check "record ($how): all 20,000 writes, no parked file left" bash -c "
+		n=\$('$K' report '$T/$how.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
+		[ \$n -ge 20000 ] && [ \$n -le 20010 ] && ! ls '$T'/$how.ktrack.cpu* 2>/dev/null"
+done
+# Beside something that is not a regular file, nothing is parked: records
+# are streamed (here into a file through /dev/stdout, a link).
+"$K" record -q -o /dev/stdout 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
+	taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=20000 2>/dev/null >"$T/stdout.ktrack"
+check "record -o /dev/stdout streams: all 20,000 writes, nothing parked in /dev" bash -c "
+	n=\$('$K' report '$T/stdout.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
+	[ \$n -ge 20000 ] && [ \$n -le 20010 ] && ! ls /dev/stdout.cpu* 2>/dev/null"
+check "record parks each CPU's records in FILE.cpuN.spool while it runs" grep -q "park.ktrack.cpu[0-9]*.spool" "$T/park.list"
+check "record --stream parks nothing" test ! -s "$T/stream.list"
 "$K" stats -s rec1 --json >"$T/stats.json" 2>&1
 check "stats -s: totals add up, markers counted" python3 - "$T/stats.json" <<'PY'
 import json, sys
@@ -198,22 +228,33 @@ rc=$?
 check "record -d 1s stops by itself and the file decodes" bash -c "[ $rc -eq 0 ] && '$K' report '$T/short.ktrack' >/dev/null"
 
 # ---- test_emit: every sequence number once, in order, counts exact ------------
+# Twice: parked per CPU until the stop (the default) and --stream (written
+# as it comes).
 if ((have_emit)); then
-	"$K" record -o "$T/emit.ktrack" --buffer-pages 1024 >"$T/emit-record.out" 2>&1 &
-	rp=$!
-	# an anonymous session: it records once it says so
-	for _ in $(seq 300); do grep -q '^recording to ' "$T/emit-record.out" && break; sleep 0.1; done
-	echo "run 7 200 7 32" >"$EMIT_CTL"
-	cat "$EMIT_CTL" >"$T/emit-result.txt"
-	sleep 0.5
-	kill -TERM $rp
-	wait $rp
-	rc=$?
-	check "record of test_emit stops on SIGTERM (exit 0)" test $rc -eq 0
-	"$K" report --json "$T/emit.ktrack" >"$T/emit.json" 2>&1
-	check "every test_seq record arrives once, in order per (cpu, context); totals match" \
-		python3 - "$T/emit.json" "$T/emit-result.txt" <<'PY'
+	for how in park stream; do
+		run=7
+		flag=()
+		if [ $how = stream ]; then
+			run=8
+			flag=(--stream)
+		fi
+		"$K" record ${flag[@]+"${flag[@]}"} -o "$T/emit-$how.ktrack" --buffer-pages 1024 >"$T/emit-record.out" 2>&1 &
+		rp=$!
+		# an anonymous session: it records once it says so
+		for _ in $(seq 300); do grep -q '^recording to ' "$T/emit-record.out" && break; sleep 0.1; done
+		echo "run $run 200 7 32" >"$EMIT_CTL"
+		cat "$EMIT_CTL" >"$T/emit-result.txt"
+		sleep 0.5
+		kill -TERM $rp
+		wait $rp
+		rc=$?
+		check "record ($how) of test_emit stops on SIGTERM (exit 0)" test $rc -eq 0
+		check "record ($how) leaves no parked file behind" bash -c "! ls '$T'/emit-$how.ktrack.cpu* 2>/dev/null"
+		"$K" report --json "$T/emit-$how.ktrack" >"$T/emit.json" 2>&1
+		check "record ($how): every test_seq record arrives once, in order per (cpu, context); totals match" \
+			python3 - "$T/emit.json" "$T/emit-result.txt" $run <<'PY'
 import json, re, sys
+run = int(sys.argv[3])
 produced = {}
 for line in open(sys.argv[2]):
     m = re.match(r'cpu (\d+) task (\d+) softirq (\d+) hardirq (\d+) nmi (\d+)', line.strip())
@@ -228,7 +269,7 @@ for l in open(sys.argv[1]):
     e = json.loads(l)
     if e["event"] == "lost":
         lost += e["fields"]["count"]
-    if e["event"] != "test_seq" or e["fields"]["run"] != 7:
+    if e["event"] != "test_seq" or e["fields"]["run"] != run:
         continue
     key = (e["cpu"], e["fields"]["context"])
     exp = seen.get(key, 0)
@@ -240,6 +281,7 @@ for k, v in produced.items():
     assert seen.get(k, 0) == v, (k, seen.get(k, 0), v)
 assert sum(seen.values()) == sum(produced.values())
 PY
+	done
 else
 	skip "test_emit accounting through record/report" "ktrack_test_emit.ko could not be loaded"
 fi

@@ -138,6 +138,39 @@ TEST(Merger, StreamsBuffersWithGrowthWrapAndTies) {
   EXPECT_EQ(m.buffered_bytes(), 0u);
 }
 
+// A drained run copies in block-sized pieces: a run of several blocks
+// (a large ring's sweep) keeps every record whole and in order, beside
+// another CPU's records pushed one at a time.
+TEST(Merger, PushRecordsSpansBlocks) {
+  RecordMerger m;
+  std::vector<uint8_t> run;
+  const uint64_t n = 3 * RecordMerger::kBlockSize / 32 + 7;  // 32-byte records
+  for (uint64_t i = 0; i < n; i++) {
+    auto r = rec(KTRACK_REC_TEST_SEQ, 1, 10 * i, i);
+    ASSERT_EQ(32u, r.size());
+    run.insert(run.end(), r.begin(), r.end());
+  }
+  // A ring's 8-byte PAD (no header) in the middle and at the end: skipped.
+  const uint8_t pad8[8] = {8, 0, KTRACK_REC_PAD, 0, 0, 0, 0, 0};
+  run.insert(run.begin() + 32 * 1000, pad8, pad8 + 8);
+  run.insert(run.end(), pad8, pad8 + 8);
+  m.push(rec(KTRACK_REC_TEST_SEQ, 0, 15, 1000000));
+  m.push_records(run);
+  m.push(rec(KTRACK_REC_TEST_SEQ, 0, 25, 1000001));
+  std::span<const uint8_t> out;
+  std::vector<uint64_t> got;
+  while (m.pop(out)) got.push_back(seq_of(out));
+  ASSERT_EQ(n + 2, got.size());
+  EXPECT_EQ((std::vector<uint64_t>{0, 1, 1000000, 2, 1000001, 3}),
+            std::vector<uint64_t>(got.begin(), got.begin() + 6));
+  EXPECT_EQ(n - 1, got.back());
+  EXPECT_EQ(0u, m.buffered_bytes());
+  std::vector<uint8_t> bad = rec(KTRACK_REC_TEST_SEQ, 0, 1, 1);
+  bad[0] = 16;  // a record's length below its header's
+  EXPECT_THROW(m.push_records(bad), Error);
+  EXPECT_THROW(m.push_records(std::span<const uint8_t>(pad8, 4)), Error);  // cut short
+}
+
 // The tournament with runs gives exactly the order of the plain rule: the
 // smallest (ts, when the CPU's key was set) first, a CPU's key set when its
 // queue fills and after each of its pops.  A heap reference with that rule
@@ -202,7 +235,12 @@ TEST(Merger, TournamentMatchesHeapReference) {
             buf.insert(buf.end(), pad.begin(), pad.end());
           }
         }
-        m.push_buffer(std::move(buf));
+        if (rng() % 2) {
+          m.push_buffer(std::move(buf));
+        } else {
+          m.push_records(buf);  // a ring drain's run: copied, PADs dropped
+          m.recycle(std::move(buf));
+        }
       }
       for (int k = static_cast<int>(rng() % 120); k > 0; k--) {
         uint64_t want;

@@ -147,6 +147,103 @@ TEST(RingView, OverwriteReclaimOfPadOnlyIsNoLoss) {
   EXPECT_EQ(0u, v.counters().lost);
 }
 
+// drain_runs() hands over what drain() does, a contiguous stretch at a
+// time: the same records in the same order, the same counters and tail,
+// PADs left out at each wrap, kernel LOST records weighing their count.
+TEST(RingView, DrainRunsMatchesDrainAcrossWraps) {
+  FakeRing a, b;
+  auto va = a.view(), vb = b.view();
+  uint64_t next = 0;
+  size_t calls = 0;
+  for (int lap = 0; lap < 7; lap++) {
+    for (int i = 0; i < 40; i++) {
+      const bool lost = (next % 17) == 3;
+      const uint64_t v = lost ? 4 : next;
+      a.put(v, lost ? sizeof(ktrack_rec_lost) : 48, lost ? KTRACK_REC_LOST : KTRACK_REC_TEST_SEQ);
+      b.put(v, lost ? sizeof(ktrack_rec_lost) : 48, lost ? KTRACK_REC_LOST : KTRACK_REC_TEST_SEQ);
+      next++;
+    }
+    auto want = drain(va);
+    std::vector<Got> got;
+    size_t n = vb.drain_runs([&](uint32_t cpu, std::span<const std::byte> recs) {
+      EXPECT_EQ(3u, cpu);
+      calls++;
+      ktrack::for_each_record(recs, [&](std::span<const std::byte> rec) {
+        ktrack_rec_hdr h;
+        std::memcpy(&h, rec.data(), sizeof(h));
+        EXPECT_NE(KTRACK_REC_PAD, h.type);
+        uint64_t value;
+        std::memcpy(&value, rec.data() + sizeof(h), sizeof(value));
+        got.push_back({h.type, value});
+      });
+    });
+    EXPECT_EQ(want.size(), n);
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < got.size(); i++) {
+      EXPECT_EQ(want[i].type, got[i].type);
+      EXPECT_EQ(want[i].value, got[i].value);
+    }
+    EXPECT_EQ(a.ctrl->data_tail, b.ctrl->data_tail);
+    EXPECT_EQ(a.ctrl->tail_index, b.ctrl->tail_index);
+  }
+  EXPECT_EQ(va.counters().records, vb.counters().records);
+  EXPECT_EQ(va.counters().bytes, vb.counters().bytes);
+  EXPECT_EQ(va.counters().lost, vb.counters().lost);
+  EXPECT_GT(va.counters().lost, 0u);
+  EXPECT_LT(calls, 7u * 3);  // a call per stretch (two at a wrap), not per record
+  EXPECT_TRUE(vb.drain_runs([](uint32_t, std::span<const std::byte>) { ADD_FAILURE(); }) == 0);
+}
+
+// The writer gets a run's space back only after the callback returned: a
+// callback that throws leaves the run in the ring, delivered again later.
+TEST(RingView, DrainRunsGivesSpaceBackAfterTheCallback) {
+  FakeRing r;
+  for (uint64_t i = 0; i < 3; i++) r.put(i);
+  auto v = r.view();
+  EXPECT_THROW(v.drain_runs([&](uint32_t, std::span<const std::byte>) {
+    EXPECT_EQ(0u, r.ctrl->data_tail);
+    throw ktrack::Error("disk full");
+  }),
+               ktrack::Error);
+  EXPECT_EQ(0u, r.ctrl->data_tail);
+  EXPECT_EQ(0u, v.counters().records);
+  size_t got = 0;
+  v.drain_runs([&](uint32_t, std::span<const std::byte> recs) { got += recs.size() / 40; });
+  EXPECT_EQ(3u, got);
+  EXPECT_EQ(r.head, r.ctrl->data_tail);
+}
+
+TEST(RingView, DrainRunsCorruptLengthThrows) {
+  FakeRing r;
+  r.put(0);
+  uint16_t bad = 12;  // not 8-aligned
+  std::memcpy(&r.data[0], &bad, 2);
+  auto v = r.view();
+  EXPECT_THROW(v.drain_runs([](uint32_t, std::span<const std::byte>) {}), ktrack::Error);
+  EXPECT_EQ(0u, r.ctrl->data_tail);
+}
+
+// Overwrite mode: a record per call, each a checked copy, laps as drain().
+TEST(RingView, DrainRunsOverwriteSynthesisesLost) {
+  FakeRing r(4096, KTRACK_MODE_OVERWRITE);
+  auto v = r.view();
+  for (uint64_t i = 0; i <= 10; i++) r.put(i);
+  r.reclaim(8 * 40, 8);
+  std::vector<Got> got;
+  v.drain_runs([&](uint32_t, std::span<const std::byte> rec) {
+    ktrack_rec_hdr h;
+    std::memcpy(&h, rec.data(), sizeof(h));
+    EXPECT_EQ(h.len, rec.size());
+    uint64_t value;
+    std::memcpy(&value, rec.data() + sizeof(h), sizeof(value));
+    got.push_back({h.type, value});
+  });
+  ASSERT_EQ(4u, got.size());
+  EXPECT_EQ(KTRACK_REC_LOST, got[0].type);
+  EXPECT_EQ(8u, got[0].value);
+  EXPECT_EQ(10u, got[3].value);
+}
+
 TEST(RingView, CorruptLengthThrows) {
   FakeRing r;
   r.put(0);

@@ -119,6 +119,7 @@ struct RecordOpts {
   std::string output;
   bool quiet = false;
   bool no_compress = false;
+  bool stream = false;
   std::string compress = "lz4";
 };
 
@@ -134,6 +135,10 @@ const Command record_cmd(31, [](CLI::App &app) {
                   "CPU while recording) or none (format 3)")
       ->check(CLI::IsMember({"lz4", "zstd", "none"}));
   cmd->add_flag("--no-compress", o->no_compress, "--compress none");
+  cmd->add_flag("--stream", o->stream,
+                "Write the file as records come (merged and compressed while recording) instead of "
+                "parking them raw per CPU until the stop: needs no room beyond the file, costs the "
+                "traced work more");
   cmd->add_option("spec", o->cap.specs, "What to attach before starting (probe specifications)");
   cmd->footer(
       "The file holds the records plus what decoding needs on another machine: record\n"
@@ -141,6 +146,12 @@ const Command record_cmd(31, [](CLI::App &app) {
       "names and the kallsyms lines that name its records' addresses; records are\n"
       "LZ4-compressed in 1 MiB chunks where that saves space (--compress zstd: smaller).\n"
       "Decode it with 'ktrackctl report FILE'.\n"
+      "While recording to a regular file, each CPU's records are parked raw next to it\n"
+      "(FILE.cpuN.spool, as trace-cmd does; 256 KiB a CPU gather in memory first) and merged,\n"
+      "compressed and written at the stop: the traced work pays a copy of each run of records,\n"
+      "not a decode of each.  That takes the records' raw size on disk until the stop (several\n"
+      "times the file).  --stream writes them compressed as they come, as do -o -, -c, --count,\n"
+      "--flight and --mode overwrite.  If recording fails, the parked files are kept.\n"
       "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
       "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"
       "bytes, lost and rates.\n"
@@ -191,26 +202,27 @@ const Command record_cmd(31, [](CLI::App &app) {
       };
     ktrack::Capture cap(o->cap);
     capture = &cap;
-    ktrack::Recorder writer(cap, o->output, kallsyms, codec);
+    ktrack::Recorder writer(cap, o->output, kallsyms, codec, o->stream);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;
     start_capture(cap, o->quiet ? "" : fmt::format("recording to {}", o->output));
     command.start(signals);
-    cap.run([&](std::span<const uint8_t> rec) { writer.write(rec); }, ktrack::StopSignals::flag(),
-            [&](const ktrack::CaptureStatus &st) {
-              if (!status) return;
-              double dt = st.seconds - last_s;
-              if (dt <= 0) dt = 1;
-              fmt::print(
-                  stderr, "\r\033[K{} events  {}  {} lost  {:.0f} events/s  {}/s", st.events,
-                  ktrack::human_bytes(writer.bytes_written()), st.lost, (st.events - last_events) / dt,
-                  ktrack::human_bytes(static_cast<uint64_t>((writer.bytes_written() - last_bytes) / dt)));
-              last_events = st.events;
-              last_bytes = writer.bytes_written();
-              last_s = st.seconds;
-            });
+    writer.run(ktrack::StopSignals::flag(), [&](const ktrack::CaptureStatus &st) {
+      if (!status) return;
+      double dt = st.seconds - last_s;
+      if (dt <= 0) dt = 1;
+      fmt::print(stderr, "\r\033[K{} events  {}  {} lost  {:.0f} events/s  {}/s", st.events,
+                 ktrack::human_bytes(writer.bytes_so_far()), st.lost, (st.events - last_events) / dt,
+                 ktrack::human_bytes(static_cast<uint64_t>((writer.bytes_so_far() - last_bytes) / dt)));
+      last_events = st.events;
+      last_bytes = writer.bytes_so_far();
+      last_s = st.seconds;
+    });
     command.finish();
+    if (status && writer.parking())
+      fmt::print(stderr, "\r\033[Kmerging the {} parked into {}", ktrack::human_bytes(writer.bytes_so_far()),
+                 o->output);
     writer.finish();
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {

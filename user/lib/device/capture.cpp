@@ -172,12 +172,10 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
                   const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
   start();
   MmapReader &reader = *reader_;
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  auto next_tick = t0 + std::chrono::seconds(1);
   std::span<const uint8_t> rec;
+  // Whole runs of a ring at a time: one copy each, merged by time below.
   auto push = [&](uint32_t, std::span<const std::byte> r) {
-    merger_.push(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
+    merger_.push_records(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(r.data()), r.size()));
   };
   bool counted_out = false;  // --count reached
   uint64_t meta_records = 0;
@@ -207,6 +205,62 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
         counted_out = true;
     }
   };
+  drive(
+      [&](bool last) {
+        // The last sweep drains until the rings are empty.
+        while (reader.drain_runs(push) > 0 && last) {
+        }
+        emit();
+      },
+      counted_out, stop, on_tick);
+}
+
+bool Capture::can_run_runs() const {
+  return opts_.comm.empty() && !opts_.count && !opts_.flight_bytes && config_.mode == KTRACK_MODE_DISCARD;
+}
+
+void Capture::run_runs(const std::function<void(uint32_t cpu, std::span<const uint8_t> recs)> &on_run,
+                       const std::atomic<bool> &stop,
+                       const std::function<void(const CaptureStatus &)> &on_tick) {
+  if (!can_run_runs())
+    throw Error("internal: records in runs are for a capture with no comm filter, count or flight recorder");
+  start();
+  MmapReader &reader = *reader_;
+  auto deliver = [&](uint32_t cpu, std::span<const std::byte> r) {
+    const std::span<const uint8_t> recs(reinterpret_cast<const uint8_t *>(r.data()), r.size());
+    // The status counts what run() counts: records, bytes, lost markers.
+    for (size_t off = 0; off < recs.size();) {
+      ktrack_rec_hdr h;
+      std::memcpy(&h, recs.data() + off, sizeof(h));
+      status_.events++;
+      if (h.type == KTRACK_REC_LOST && h.len >= sizeof(h) + 8) {
+        uint64_t n;
+        std::memcpy(&n, recs.data() + off + sizeof(h), 8);
+        status_.lost += n;
+        status_.lost_markers++;
+      }
+      off += h.len;
+    }
+    status_.bytes += recs.size();
+    on_run(cpu, recs);
+  };
+  const bool never = false;
+  drive(
+      [&](bool last) {
+        // The last sweep drains until the rings are empty.
+        while (reader.drain_runs(deliver) > 0 && last) {
+        }
+      },
+      never, stop, on_tick);
+}
+
+void Capture::drive(const std::function<void(bool last)> &sweep, const bool &done,
+                    const std::atomic<bool> &stop,
+                    const std::function<void(const CaptureStatus &)> &on_tick) {
+  MmapReader &reader = *reader_;
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  auto next_tick = t0 + std::chrono::seconds(1);
   const uint64_t features = session_->device().version().features;
   const bool check_trigger = opts_.end_on_trigger_stop && (features & KTRACK_FEAT_TRIGGERS);
   const bool check_snapshot = opts_.on_snapshot && (features & KTRACK_FEAT_SNAPSHOT);
@@ -218,7 +272,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       if (!status_.snapshot_errors++) status_.snapshot_error = e.what();
     }
   };
-  while (!stop.load(std::memory_order_relaxed) && !counted_out) {
+  while (!stop.load(std::memory_order_relaxed) && !done) {
     auto now = clock::now();
     int wait_ms = 100;
     if (opts_.duration.count() > 0) {
@@ -231,8 +285,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     } else {
       reader.wait(wait_ms);
-      reader.drain(push);
-      emit();
+      sweep(false);
     }
     if (check_trigger || check_snapshot) {
       const uint32_t flags = session_->stats_flags();
@@ -266,9 +319,7 @@ void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     take_snapshot();
   }
-  while (reader.drain(push) > 0) {
-  }
-  emit();
+  sweep(true);
   status_.seconds = std::chrono::duration<double>(clock::now() - t0).count();
 }
 

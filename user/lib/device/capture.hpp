@@ -152,9 +152,23 @@ class Capture {
   // above and delivers the rest.
   void run(const std::function<void(std::span<const uint8_t>)> &on_record, const std::atomic<bool> &stop,
            const std::function<void(const CaptureStatus &)> &on_tick = {});
+  // Like run(), for a consumer that orders the records itself (the
+  // recorder's spool): each ring's records as drained, a run of one CPU's
+  // records per call (whole records, ring order), CPUs not merged.  Only
+  // when can_run_runs(): a comm filter or a count needs every record in
+  // order, and a flight recorder's overwrite ring is copied record by record.
+  void run_runs(const std::function<void(uint32_t cpu, std::span<const uint8_t> recs)> &on_run,
+                const std::atomic<bool> &stop,
+                const std::function<void(const CaptureStatus &)> &on_tick = {});
+  bool can_run_runs() const;
   const CaptureStatus &status() const { return status_; }
 
  private:
+  // The loop run() and run_runs() share: wait, sweep(false), ticks,
+  // triggers and snapshots until stopped or 'done'; then the drain
+  // contract and sweep(true), which drains until empty.
+  void drive(const std::function<void(bool last)> &sweep, const bool &done, const std::atomic<bool> &stop,
+             const std::function<void(const CaptureStatus &)> &on_tick);
   bool keep(std::span<const uint8_t> rec);
   void detach();
 

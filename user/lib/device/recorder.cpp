@@ -1,7 +1,10 @@
 #include "device/recorder.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include "device/ring_reader.hpp"
 #include "format/merge.hpp"
@@ -10,6 +13,16 @@
 namespace ktrack {
 
 namespace {
+
+// Records are parked next to a regular file only: beside /dev/stdout (a
+// link), a FIFO or /dev/fd/N there is nowhere to park, and in a directory
+// we may not write to neither.
+bool parkable(const std::string &path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
+}
 
 std::string kernel_release_of(const Session &s) {
   try {
@@ -35,8 +48,42 @@ TraceMeta meta_of(Capture &cap) {
 
 }  // namespace
 
-Recorder::Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec)
-    : cap_(cap), writer_(path, meta_of(cap), cap.schemas(), kallsyms, codec) {}
+Recorder::Recorder(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec,
+                   bool stream)
+    : cap_(cap),
+      writer_(path, meta_of(cap), cap.schemas(), kallsyms, codec),
+      path_(path),
+      may_park_(!stream && path != "-" && parkable(path)) {}
+
+Recorder::~Recorder() {
+  if (!spool_) return;
+  const std::vector<std::string> files = spool_->files();
+  if (files.empty()) return;
+  writer_.abandon();
+  spool_.reset();  // writes out what it still held in memory
+  std::string list;
+  for (const auto &f : files) list += " " + f;
+  fmt::print(stderr,
+             "ktrackctl: {} is unfinished; the records were kept, raw, in{} ('ktrackctl report FILE' reads "
+             "each)\n",
+             path_, list);
+}
+
+void Recorder::run(const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
+  if (may_park_ && cap_.can_run_runs()) spool_ = std::make_unique<RecordSpool>(path_);
+  if (!spool_) {
+    cap_.run([&](std::span<const uint8_t> rec) { writer_.write_records(rec); }, stop, on_tick);
+    return;
+  }
+  cap_.run_runs(
+      [&](uint32_t cpu, std::span<const uint8_t> recs) {
+        // A task's name is read from /proc when its first record comes: at
+        // the merge it may have exited.
+        writer_.note_tasks(recs);
+        spool_->append(cpu, recs);
+      },
+      stop, on_tick);
+}
 
 uint64_t write_snapshot(Capture &cap, const std::string &path, std::string_view kallsyms, RecordCodec codec,
                         const Snapshot &snap) {
@@ -70,6 +117,10 @@ std::string snapshot_path(const std::string &output, uint64_t seq) {
 }
 
 void Recorder::finish() {
+  if (spool_) {
+    spool_->merge([&](std::span<const uint8_t> rec) { writer_.write_records(rec); });
+    spool_.reset();
+  }
   std::string totals;
   SessionStats st = cap_.session().stats();
   for (const auto &c : st.cpus)

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -141,6 +142,67 @@ size_t RingView::drain(const RecordCallback &cb, size_t max_records) {
   return n;
 }
 
+size_t RingView::drain_runs(const RunCallback &cb) {
+  if (ctrl_->mode == KTRACK_MODE_OVERWRITE)
+    return drain([&](uint32_t cpu, std::span<const std::byte> rec) { cb(cpu, rec); });
+  size_t n = 0;
+  for (;;) {
+    const uint64_t head = load_acquire(ctrl_->data_head);
+    if (pos_ >= head) break;
+    if (head - pos_ > size_)
+      throw Error(fmt::format("the ring of CPU {} is inconsistent (head {} tail {}): another reader moved it",
+                              cpu_, head, pos_));
+    // The run: from pos_ to the head or to the wrap, whichever is first.
+    const uint64_t off0 = pos_ & (size_ - 1);
+    const uint64_t stop = std::min<uint64_t>(head - pos_, size_ - off0);
+    const std::byte *base = data_ + off0;
+    uint64_t at = 0, index = index_;
+    uint64_t ts = last_ts_, lost = 0;
+    size_t recs = 0;
+    bool pad = false;
+    while (at < stop) {
+      const std::byte *p = base + at;
+      const uint16_t len = peek<uint16_t>(p);
+      const uint16_t type = peek<uint16_t>(p + 2);
+      if (len < 8 || len % KTRACK_REC_ALIGN || at + len > stop ||
+          (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
+          (type == KTRACK_REC_LOST && len < sizeof(ktrack_rec_hdr) + sizeof(ktrack_rec_lost)))
+        throw Error(fmt::format("the ring of CPU {} holds a corrupt record (length {} at offset {})", cpu_,
+                                len, off0 + at));
+      if (type == KTRACK_REC_PAD) {  // the tail end before the wrap: not a record
+        pad = true;
+        break;
+      }
+      ts = peek<uint64_t>(p + offsetof(ktrack_rec_hdr, ts));
+      if (type == KTRACK_REC_LOST) {
+        const uint64_t n = peek<uint64_t>(p + sizeof(ktrack_rec_hdr));
+        lost += n;
+        index += n;
+      } else {
+        index++;
+      }
+      recs++;
+      at += len;
+    }
+    if (recs) {
+      // Nothing is counted or given back before the callback returns: if
+      // it throws, the run stays in the ring.
+      cb(cpu_, std::span<const std::byte>(base, at));
+      last_ts_ = ts;
+      counters_.records += recs;
+      counters_.bytes += at;
+      counters_.lost += lost;
+      n += recs;
+    }
+    if (pad) at += peek<uint16_t>(base + at);
+    pos_ += at;
+    index_ = index;
+    store_relaxed(ctrl_->tail_index, index_);
+    store_release(ctrl_->data_tail, pos_);
+  }
+  return n;
+}
+
 MmapReader::MmapReader(const Session &s) : fd_(s.fd()) {
   uint32_t ncpu = s.nr_cpus();
   SessionConfig cfg = s.config();
@@ -200,6 +262,12 @@ void MmapReader::run(const RecordCallback &cb, const std::atomic<bool> &stop, in
   }
   while (drain(cb) > 0) {
   }
+}
+
+size_t MmapReader::drain_runs(const RunCallback &cb) {
+  size_t n = 0;
+  for (auto &r : rings_) n += r.drain_runs(cb);
+  return n;
 }
 
 ReaderCounters MmapReader::counters() const {

@@ -42,6 +42,10 @@ struct ReaderCounters {
   uint64_t lost = 0;     // sum of the counts of every LOST record delivered
 };
 
+// cpu: ring index; recs: whole records back to back (each hdr.len bytes),
+// no PAD records.
+using RunCallback = std::function<void(uint32_t cpu, std::span<const std::byte> recs)>;
+
 // Throws ktrack::Error when the ring data is inconsistent (corrupt length).
 class RingView {
  public:
@@ -50,6 +54,12 @@ class RingView {
   // Delivers every record committed now (at most max_records); returns how
   // many were delivered.  Advances data_tail/tail_index after each record.
   size_t drain(const RecordCallback &cb, size_t max_records = SIZE_MAX);
+  // The same records as drain(), in runs: each contiguous stretch of the
+  // ring (up to the wrap) in one call, its space given back to the writer
+  // after the call returns.  What a recorder wants: one copy per run, not
+  // a call per record.  Overwrite mode delivers a record per call (each is
+  // copied and checked against the writer, see drain()).
+  size_t drain_runs(const RunCallback &cb);
   // Unread bytes (head - tail) as published now.
   uint64_t unread() const;
   uint32_t cpu() const { return cpu_; }
@@ -80,6 +90,8 @@ class MmapReader {
 
   // One sweep over every CPU; returns records delivered.
   size_t drain(const RecordCallback &cb);
+  // One sweep over every CPU in runs (RingView::drain_runs).
+  size_t drain_runs(const RunCallback &cb);
   // poll(2) on the session fd: true when data is ready, false on timeout.
   bool wait(int timeout_ms);
   // wait + drain until 'stop' becomes true, then a final drain (call

@@ -117,24 +117,70 @@ void RecordMerger::append(Block *b, uint16_t cpu, uint32_t off, uint32_t end) {
   b->live++;
 }
 
+void RecordMerger::make_room(size_t len) {
+  // Appending must never reallocate: queued runs point into the block.
+  if (current_ && current_->data.size() + len <= current_->data.capacity()) return;
+  Block *old = current_;
+  current_ = new_block();
+  current_->data = take_buffer();
+  if (current_->data.capacity() < std::max(len, kBlockSize))
+    current_->data.reserve(std::max(len, kBlockSize));
+  current_->held = current_->data.capacity();
+  held_ += current_->held;
+  release(old);
+}
+
+// ByteBuffer's allocator constructs element by element, so insert() and
+// assign() copy a byte at a time: grow (nothing is constructed) and memcpy.
+static void append_bytes(ByteBuffer &buf, const uint8_t *p, size_t n) {
+  const size_t at = buf.size();
+  buf.resize(at + n);
+  std::memcpy(buf.data() + at, p, n);
+}
+
 void RecordMerger::push(std::span<const uint8_t> rec) {
   ktrack_rec_hdr h;
   std::memcpy(&h, rec.data(), sizeof(h));
   if (h.type == KTRACK_REC_PAD) return;
   if (h.cpu >= kMaxCpus) throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
-  // Appending must never reallocate: queued runs point into the block.
-  if (!current_ || current_->data.size() + h.len > current_->data.capacity()) {
-    Block *old = current_;
-    current_ = new_block();
-    current_->data = take_buffer();
-    if (current_->data.capacity() < kBlockSize) current_->data.reserve(kBlockSize);
-    current_->held = current_->data.capacity();
-    held_ += current_->held;
-    release(old);
-  }
+  make_room(h.len);
   uint32_t off = static_cast<uint32_t>(current_->data.size());
-  current_->data.insert(current_->data.end(), rec.data(), rec.data() + h.len);
+  append_bytes(current_->data, rec.data(), h.len);
   append(current_, h.cpu, off, off + h.len);
+}
+
+void RecordMerger::push_records(std::span<const uint8_t> recs) {
+  // The length and type of the record at 'at' (a PAD may be short: 8
+  // bytes, no header); throws on a length no ring writes.
+  auto record_at = [&](size_t at, uint16_t &len) {
+    uint16_t type = KTRACK_REC_PAD;
+    if (recs.size() - at >= 4) {
+      std::memcpy(&len, recs.data() + at, sizeof(len));
+      std::memcpy(&type, recs.data() + at + 2, sizeof(type));
+    } else {
+      len = 0;
+    }
+    if (len < 8 || len % 8 || (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
+        len > recs.size() - at)
+      throw Error(fmt::format("a run of records holds a corrupt length {} at byte {}", len, at));
+    return type == KTRACK_REC_PAD;
+  };
+  while (!recs.empty()) {
+    uint16_t len;
+    if (record_at(0, len)) {  // a PAD: not a record
+      recs = recs.subspan(len);
+      continue;
+    }
+    make_room(len);
+    // As many whole records as the block still holds, up to a PAD.
+    const size_t room = current_->data.capacity() - current_->data.size();
+    size_t n = 0;
+    while (n < recs.size() && !record_at(n, len) && n + len <= room) n += len;
+    const size_t off = current_->data.size();
+    append_bytes(current_->data, recs.data(), n);
+    index_runs(current_, off, off + n);
+    recs = recs.subspan(n);
+  }
 }
 
 ByteBuffer RecordMerger::take_buffer() {
@@ -144,39 +190,45 @@ ByteBuffer RecordMerger::take_buffer() {
   return v;
 }
 
-void RecordMerger::push_buffer(ByteBuffer &&buf) {
-  Block *b = new_block();
-  b->data = std::move(buf);
-  b->held = b->data.capacity();
-  held_ += b->held;
+void RecordMerger::index_runs(Block *b, size_t off, size_t end) {
   const uint8_t *d = b->data.data();
-  size_t off = 0, run_start = 0;
+  size_t run_start = off;
   uint32_t run_cpu = UINT32_MAX;  // none
   auto flush = [&] {
     if (run_cpu != UINT32_MAX && run_start < off)
       append(b, static_cast<uint16_t>(run_cpu), static_cast<uint32_t>(run_start), static_cast<uint32_t>(off));
     run_cpu = UINT32_MAX;
   };
-  while (off + sizeof(ktrack_rec_hdr) <= b->data.size()) {
+  while (off + sizeof(ktrack_rec_hdr) <= end) {
     ktrack_rec_hdr h;
     std::memcpy(&h, d + off, sizeof(h));
-    if (h.len < sizeof(ktrack_rec_hdr) || off + h.len > b->data.size()) break;
+    if (h.len < sizeof(ktrack_rec_hdr) || off + h.len > end) break;
     if (h.type == KTRACK_REC_PAD || h.cpu != run_cpu) {
       flush();
       if (h.type == KTRACK_REC_PAD) {
         off += h.len;
         continue;
       }
-      if (h.cpu >= kMaxCpus) {
-        release(b);
-        throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
-      }
+      if (h.cpu >= kMaxCpus) throw Error(fmt::format("record claims CPU {}, beyond any machine", h.cpu));
       run_cpu = h.cpu;
       run_start = off;
     }
     off += h.len;
   }
   flush();
+}
+
+void RecordMerger::push_buffer(ByteBuffer &&buf) {
+  Block *b = new_block();
+  b->data = std::move(buf);
+  b->held = b->data.capacity();
+  held_ += b->held;
+  try {
+    index_runs(b, 0, b->data.size());
+  } catch (...) {
+    release(b);
+    throw;
+  }
   release(b);
 }
 

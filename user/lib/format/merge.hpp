@@ -48,6 +48,11 @@ class RecordMerger {
   // Copies one whole record (header + payload; the caller validated its
   // length).  PAD records are dropped.  Throws Error for CPU >= kMaxCpus.
   void push(std::span<const uint8_t> rec);
+  // Copies whole records back to back (a ring drain's run: validated
+  // lengths; PAD records dropped) with one copy per block they fill and a
+  // queue entry per run of one CPU's records, not per record.  Throws
+  // Error for CPU >= kMaxCpus.
+  void push_records(std::span<const uint8_t> recs);
   // A recycled buffer (empty, capacity kept) to fill with whole records and
   // hand to push_buffer().
   ByteBuffer take_buffer();
@@ -127,6 +132,11 @@ class RecordMerger {
   };
   Block *new_block();
   void append(Block *b, uint16_t cpu, uint32_t off, uint32_t end);
+  // Queues the records of b->data[off, end) as runs of one CPU each; stops
+  // at a length that does not fit (a corrupt tail).
+  void index_runs(Block *b, size_t off, size_t end);
+  // current_, with room for 'len' more bytes (a fresh block if not).
+  void make_room(size_t len);
   void release(Block *b);
   // The tournament: set_key() replays one CPU's path to the root.
   void set_key(uint32_t cpu, Key k);

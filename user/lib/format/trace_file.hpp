@@ -149,11 +149,18 @@ class TraceWriter {
   // Appends whole records (a ring drain); PAD records are dropped.  Throws
   // Error if 'records' does not hold whole valid records.
   void write_records(std::span<const uint8_t> records);
+  // Resolves the comms of the tasks of whole records now (see
+  // set_comm_resolver) without writing them: for records written later,
+  // when their tasks may be gone.
+  void note_tasks(std::span<const uint8_t> records);
   // Writes buffered records out as one chunk.
   void flush();
   // Flushes, writes the END chunk with 'totals' ("key=value" lines) and
   // closes the file.  The destructor finishes a file that was not finished.
   void finish(std::string_view totals = {});
+  // Closes the file as it is, with no END chunk: readers then say it was
+  // interrupted (its records are not all there).
+  void abandon();
 
   uint64_t records() const { return records_; }
   uint64_t bytes_written() const { return bytes_; }
@@ -178,8 +185,8 @@ class TraceWriter {
   bool finished_ = false;
   std::string path_;
   std::vector<uint8_t> chunk_;
-  std::vector<uint8_t> packed_;  // compression output, reused
-  std::vector<uint8_t> delta_;   // the chunk delta-encoded, reused
+  ByteBuffer packed_;  // compression output, reused (resize() does not zero it)
+  ByteBuffer delta_;   // the chunk delta-encoded, reused
   RecordCodec codec_ = RecordCodec::Lz4;
   std::unique_ptr<void, void (*)(void *)> zstd_{nullptr, nullptr};  // ZSTD_CCtx, reused
   uint64_t rec_raw_ = 0, rec_stored_ = 0;

@@ -66,6 +66,12 @@ TraceWriter::~TraceWriter() {
   if (own_fd_ && fd_ >= 0) ::close(fd_);
 }
 
+void TraceWriter::abandon() {
+  finished_ = true;
+  if (own_fd_ && fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 void TraceWriter::write_all(const void *p, size_t n) {
   const char *c = static_cast<const char *>(p);
   while (n) {
@@ -172,6 +178,19 @@ void TraceWriter::write_records(std::span<const uint8_t> recs) {
       records_++;
     }
     recs = recs.subspan(len);
+  }
+}
+
+void TraceWriter::note_tasks(std::span<const uint8_t> recs) {
+  while (recs.size() >= sizeof(ktrack_rec_hdr)) {
+    ktrack_rec_hdr h;
+    std::memcpy(&h, recs.data(), sizeof(h));
+    if (h.len < sizeof(h) || h.len > recs.size()) break;
+    if (h.type != KTRACK_REC_PAD) {
+      note_pid(h.pid);
+      if (h.tgid != h.pid) note_pid(h.tgid);
+    }
+    recs = recs.subspan(h.len);
   }
 }
 

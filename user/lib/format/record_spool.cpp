@@ -1,0 +1,183 @@
+#include "format/record_spool.hpp"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <queue>
+
+#include <uapi/ktrack.h>
+
+#include "format/merge.hpp"
+#include "util/error.hpp"
+
+namespace ktrack {
+
+RecordSpool::~RecordSpool() {
+  // Not merged: keep what was parked (see the header), memory included.
+  for (uint32_t c = 0; c < cpus_.size(); c++) {
+    try {
+      if (!cpus_[c].buf.empty()) write_out(c, cpus_[c].buf);
+    } catch (const Error &) {
+      // Best effort from a destructor: what was written stays.
+    }
+    if (cpus_[c].fd >= 0) ::close(cpus_[c].fd);
+  }
+}
+
+std::vector<std::string> RecordSpool::files() const {
+  std::vector<std::string> out;
+  for (uint32_t c = 0; c < cpus_.size(); c++)
+    if (cpus_[c].fd >= 0 || !cpus_[c].buf.empty()) out.push_back(path(c));
+  return out;
+}
+
+std::string RecordSpool::path(uint32_t cpu) const { return fmt::format("{}.cpu{}.spool", base_, cpu); }
+
+void RecordSpool::remove_files() {
+  for (uint32_t c = 0; c < cpus_.size(); c++) {
+    cpus_[c].buf = ByteBuffer();
+    if (cpus_[c].fd < 0) continue;
+    ::close(cpus_[c].fd);
+    cpus_[c].fd = -1;
+    ::unlink(path(c).c_str());
+  }
+}
+
+void RecordSpool::write_out(uint32_t cpu, std::span<const uint8_t> bytes) {
+  int &fd = cpus_[cpu].fd;
+  if (fd < 0) {
+    // A file a killed recorder left behind is replaced, as trace-cmd does;
+    // never through a link planted in a shared directory.
+    ::unlink(path(cpu).c_str());
+    fd = ::open(path(cpu).c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+      throw SysError(fmt::format("create {} (the records of CPU {} until the end)", path(cpu), cpu), errno);
+  }
+  const off_t good = ::lseek(fd, 0, SEEK_END);
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      // No half record at the end of the file: it ends where the last
+      // whole write did.
+      if (good >= 0 && ::ftruncate(fd, good) != 0) {
+        // the error to report is the write's
+      }
+      throw SysError(fmt::format("park records in {}{}", path(cpu),
+                                 err == ENOSPC ? " (record --stream writes them compressed as they come, "
+                                                 "in far less room)"
+                                               : ""),
+                     err);
+    }
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
+}
+
+void RecordSpool::append(uint32_t cpu, std::span<const uint8_t> recs) {
+  if (cpu >= cpus_.size()) cpus_.resize(cpu + 1u);
+  ByteBuffer &buf = cpus_[cpu].buf;
+  if (!buf.empty() && (buf.size() + recs.size() > kParkBytes || recs.size() >= kDirectBytes)) {
+    write_out(cpu, buf);
+    buf.clear();
+  }
+  if (recs.size() >= kDirectBytes) {
+    write_out(cpu, recs);
+  } else {
+    const size_t at = buf.size();
+    buf.resize(at + recs.size());  // ByteBuffer: nothing constructed, then one copy
+    std::memcpy(buf.data() + at, recs.data(), recs.size());
+  }
+  bytes_ += recs.size();
+}
+
+namespace {
+
+// One CPU's file, read a block at a time; 'at' is its next record.
+struct Cursor {
+  int fd;
+  uint32_t cpu;
+  std::string name;
+  ByteBuffer buf;
+  size_t at = 0;
+  uint64_t read_off = 0;
+  bool eof = false;
+
+  // True with a whole record at 'at'; false at the end of the file.
+  bool ready() {
+    for (;;) {
+      const size_t have = buf.size() - at;
+      if (have >= sizeof(ktrack_rec_hdr)) {
+        uint16_t len;
+        std::memcpy(&len, buf.data() + at, sizeof(len));
+        if (len < sizeof(ktrack_rec_hdr) || len % KTRACK_REC_ALIGN)
+          throw Error(fmt::format("{} holds a corrupt record length {} at byte {}", name, len,
+                                  read_off - buf.size() + at));
+        if (have >= len) return true;
+      }
+      if (eof) {
+        if (have) throw Error(fmt::format("{} ends in the middle of a record", name));
+        return false;
+      }
+      // Keep the partial record, read the next block after it.
+      std::memmove(buf.data(), buf.data() + at, have);
+      buf.resize(RecordMerger::kBlockSize);
+      ssize_t n;
+      do {
+        n = ::pread(fd, buf.data() + have, buf.size() - have, static_cast<off_t>(read_off));
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) throw SysError(fmt::format("read {}", name), errno);
+      read_off += static_cast<uint64_t>(n);
+      buf.resize(have + static_cast<size_t>(n));
+      at = 0;
+      if (n == 0) eof = true;
+    }
+  }
+  uint64_t ts() const {
+    uint64_t ts;
+    std::memcpy(&ts, buf.data() + at + offsetof(ktrack_rec_hdr, ts), sizeof(ts));
+    return ts;
+  }
+  std::span<const uint8_t> record() const {
+    uint16_t len;
+    std::memcpy(&len, buf.data() + at, sizeof(len));
+    return std::span<const uint8_t>(buf.data() + at, len);
+  }
+};
+
+}  // namespace
+
+void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out) {
+  std::vector<Cursor> cursors;
+  for (uint32_t c = 0; c < cpus_.size(); c++) {
+    if (!cpus_[c].buf.empty()) write_out(c, cpus_[c].buf);
+    cpus_[c].buf = ByteBuffer();
+    if (cpus_[c].fd >= 0) cursors.push_back(Cursor{cpus_[c].fd, c, path(c), {}});
+  }
+  // The oldest next record first; ties to the lower CPU (a cursor index).
+  using Key = std::pair<uint64_t, size_t>;
+  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> next;
+  for (size_t i = 0; i < cursors.size(); i++)
+    if (cursors[i].ready()) next.push({cursors[i].ts(), i});
+  while (!next.empty()) {
+    const size_t i = next.top().second;
+    next.pop();
+    Cursor &c = cursors[i];
+    // A CPU's records come in runs: deliver while it stays the oldest.
+    const uint64_t limit = next.empty() ? UINT64_MAX : next.top().first;
+    do {
+      const std::span<const uint8_t> rec = c.record();
+      out(rec);
+      c.at += rec.size();
+    } while (c.ready() && (c.ts() < limit || (!next.empty() && c.ts() == limit && i < next.top().second)));
+    if (c.ready()) next.push({c.ts(), i});
+  }
+  remove_files();
+  cpus_.clear();
+}
+
+}  // namespace ktrack
