@@ -134,7 +134,8 @@ for how in park stream; do
 		wait_list="sleep 1; ls $T/$how.ktrack.cpu*.spool >$T/$how.list 2>/dev/null; true"
 	fi
 	"$K" record -q ${flag[@]+"${flag[@]}"} --buffer-pages 1024 -o "$T/$how.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
-		sh -c "taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=20000 2>/dev/null; $wait_list" >/dev/null 2>&1
+		sh -c "taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=20000 2>/dev/null; $wait_list" >"$T/$how.out"
+	check "record ($how) exits 0" test $? -eq 0
 	check "record ($how): all 20,000 writes, no parked file left" bash -c "
 		n=\$('$K' report '$T/$how.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
 		[ \$n -ge 20000 ] && [ \$n -le 20010 ] && ! ls '$T'/$how.ktrack.cpu* 2>/dev/null"
@@ -142,7 +143,7 @@ done
 # Beside something that is not a regular file, nothing is parked: records
 # are streamed (here into a file through /dev/stdout, a link).
 "$K" record -q -o /dev/stdout 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
-	taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=20000 2>/dev/null >"$T/stdout.ktrack"
+	taskset -c 0 sh -c 'dd if=/dev/zero of=/dev/null bs=1 count=20000 2>/dev/null' >"$T/stdout.ktrack"
 check "record -o /dev/stdout streams: all 20,000 writes, nothing parked in /dev" bash -c "
 	n=\$('$K' report '$T/stdout.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
 	[ \$n -ge 20000 ] && [ \$n -le 20010 ] && ! ls /dev/stdout.cpu* 2>/dev/null"

@@ -93,7 +93,10 @@ TEST(RecordSpool, MergesCpusByTimeKeepingEachCpusOrder) {
       ASSERT_EQ(want[i].id, got[i].id) << "record " << i;
       ASSERT_EQ(want[i].cpu, got[i].cpu);
     }
-    EXPECT_FALSE(std::filesystem::exists(s.path(0)));  // merged: removed
+    // Merged, the files stay until the caller's copy is safe.
+    EXPECT_TRUE(std::filesystem::exists(s.path(0)));
+    s.discard();
+    EXPECT_FALSE(std::filesystem::exists(s.path(0)));
     EXPECT_FALSE(std::filesystem::exists(s.path(1)));
   }
   std::filesystem::remove_all(dir);
@@ -142,6 +145,7 @@ TEST(RecordSpool, WritesInBatchesAndKeepsFilesUntilMerged) {
     RecordSpool s(base);  // a new recording replaces the leftover
     s.append(3, rec(3, 1, 1));
     EXPECT_EQ(1u, merge_all(s).size());
+    s.discard();
     EXPECT_TRUE(s.files().empty());
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir));
@@ -178,6 +182,7 @@ TEST(RecordSpool, CorruptFileIsAnError) {
     r[0] = 4;  // a length below the header's
     s.append(0, r);
     EXPECT_THROW(merge_all(s), Error);
+    EXPECT_EQ(std::vector<std::string>{s.path(0)}, s.files());  // kept for the user
   }
   {
     RecordSpool s(base);
@@ -185,6 +190,30 @@ TEST(RecordSpool, CorruptFileIsAnError) {
     s.append(0, std::span<const uint8_t>(r.data(), r.size() - 8));  // cut short
     EXPECT_THROW(merge_all(s), Error);
   }
+  std::filesystem::remove_all(dir);
+}
+
+// The merged records' destination fails half-way (a full disk): every
+// parked record is still in the files, which the spool keeps.
+TEST(RecordSpool, FailedDestinationKeepsEveryRecord) {
+  const auto dir = scratch_dir();
+  const std::string base = (dir / "y.ktr").string();
+  std::vector<uint8_t> run;
+  for (uint64_t i = 0; i < 1000; i++) {
+    auto r = rec(0, i, i);
+    run.insert(run.end(), r.begin(), r.end());
+  }
+  {
+    RecordSpool s(base);
+    s.append(0, run);
+    size_t taken = 0;
+    EXPECT_THROW(s.merge([&](std::span<const uint8_t>) {
+      if (++taken == 500) throw Error("disk full");
+    }),
+                 Error);
+  }
+  ASSERT_TRUE(std::filesystem::exists(base + ".cpu0.spool"));
+  EXPECT_EQ(run.size(), std::filesystem::file_size(base + ".cpu0.spool"));
   std::filesystem::remove_all(dir);
 }
 

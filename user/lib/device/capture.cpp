@@ -228,6 +228,7 @@ void Capture::run_runs(const std::function<void(uint32_t cpu, std::span<const ui
   MmapReader &reader = *reader_;
   auto deliver = [&](uint32_t cpu, std::span<const std::byte> r) {
     const std::span<const uint8_t> recs(reinterpret_cast<const uint8_t *>(r.data()), r.size());
+    on_run(cpu, recs);
     // The status counts what run() counts: records, bytes, lost markers.
     for (size_t off = 0; off < recs.size();) {
       ktrack_rec_hdr h;
@@ -242,7 +243,6 @@ void Capture::run_runs(const std::function<void(uint32_t cpu, std::span<const ui
       off += h.len;
     }
     status_.bytes += recs.size();
-    on_run(cpu, recs);
   };
   const bool never = false;
   drive(

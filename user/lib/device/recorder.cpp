@@ -56,17 +56,22 @@ Recorder::Recorder(Capture &cap, const std::string &path, std::string_view kalls
       may_park_(!stream && path != "-" && parkable(path)) {}
 
 Recorder::~Recorder() {
-  if (!spool_) return;
-  const std::vector<std::string> files = spool_->files();
-  if (files.empty()) return;
+  if (!spool_) return;  // streamed, or parked and finished
+  // Parked and not finished: the file must not look complete.
   writer_.abandon();
-  spool_.reset();  // writes out what it still held in memory
-  std::string list;
-  for (const auto &f : files) list += " " + f;
-  fmt::print(stderr,
-             "ktrackctl: {} is unfinished; the records were kept, raw, in{} ('ktrackctl report FILE' reads "
-             "each)\n",
-             path_, list);
+  try {
+    const std::vector<std::string> files = spool_->files();
+    spool_.reset();  // writes out what it still held in memory
+    if (files.empty()) return;
+    std::string list;
+    for (const auto &f : files) list += " " + f;
+    fmt::print(stderr,
+               "ktrackctl: {} is unfinished; the records were kept, raw, in{} ('ktrackctl report FILE' "
+               "reads each)\n",
+               path_, list);
+  } catch (...) {
+    // a destructor never throws
+  }
 }
 
 void Recorder::run(const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
@@ -117,16 +122,18 @@ std::string snapshot_path(const std::string &output, uint64_t seq) {
 }
 
 void Recorder::finish() {
-  if (spool_) {
-    spool_->merge([&](std::span<const uint8_t> rec) { writer_.write_records(rec); });
-    spool_.reset();
-  }
+  if (spool_) spool_->merge([&](std::span<const uint8_t> rec) { writer_.write_records(rec); });
   std::string totals;
   SessionStats st = cap_.session().stats();
   for (const auto &c : st.cpus)
     totals += fmt::format("cpu{}=written:{} lost_full:{} lost_too_big:{} overwritten:{} bytes:{}\n", c.cpu,
                           c.written, c.lost_full, c.lost_too_big, c.overwritten, c.bytes);
   writer_.finish(totals);
+  // Written and closed: the parked copies can go.
+  if (spool_) {
+    spool_->discard();
+    spool_.reset();
+  }
 }
 
 }  // namespace ktrack

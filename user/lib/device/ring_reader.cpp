@@ -146,15 +146,18 @@ size_t RingView::drain_runs(const RunCallback &cb) {
   if (ctrl_->mode == KTRACK_MODE_OVERWRITE)
     return drain([&](uint32_t cpu, std::span<const std::byte> rec) { cb(cpu, rec); });
   size_t n = 0;
-  for (;;) {
-    const uint64_t head = load_acquire(ctrl_->data_head);
-    if (pos_ >= head) break;
-    if (head - pos_ > size_)
-      throw Error(fmt::format("the ring of CPU {} is inconsistent (head {} tail {}): another reader moved it",
-                              cpu_, head, pos_));
-    // The run: from pos_ to the head or to the wrap, whichever is first.
+  // What is committed now, no more: a CPU written faster than it is read
+  // must not keep the sweep from the other rings.
+  const uint64_t head = load_acquire(ctrl_->data_head);
+  if (pos_ < head && head - pos_ > size_)
+    throw Error(fmt::format("the ring of CPU {} is inconsistent (head {} tail {}): another reader moved it",
+                            cpu_, head, pos_));
+  while (pos_ < head) {
+    // The run: from pos_ to the head, the wrap or kMaxRun bytes, whichever
+    // is first (the writer gets the space back after each).
     const uint64_t off0 = pos_ & (size_ - 1);
-    const uint64_t stop = std::min<uint64_t>(head - pos_, size_ - off0);
+    const uint64_t whole = std::min<uint64_t>(head - pos_, size_ - off0);
+    const uint64_t stop = std::min<uint64_t>(whole, kMaxRun);
     const std::byte *base = data_ + off0;
     uint64_t at = 0, index = index_;
     uint64_t ts = last_ts_, lost = 0;
@@ -164,12 +167,13 @@ size_t RingView::drain_runs(const RunCallback &cb) {
       const std::byte *p = base + at;
       const uint16_t len = peek<uint16_t>(p);
       const uint16_t type = peek<uint16_t>(p + 2);
-      if (len < 8 || len % KTRACK_REC_ALIGN || at + len > stop ||
+      if (len < 8 || len % KTRACK_REC_ALIGN || at + len > whole ||
           (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
           (type == KTRACK_REC_LOST && len < sizeof(ktrack_rec_hdr) + sizeof(ktrack_rec_lost)))
         throw Error(fmt::format("the ring of CPU {} holds a corrupt record (length {} at offset {})", cpu_,
                                 len, off0 + at));
-      if (type == KTRACK_REC_PAD) {  // the tail end before the wrap: not a record
+      if (at + len > stop && at > 0) break;  // past kMaxRun: it starts the next run
+      if (type == KTRACK_REC_PAD) {          // the tail end before the wrap: not a record
         pad = true;
         break;
       }

@@ -54,12 +54,16 @@ class RingView {
   // Delivers every record committed now (at most max_records); returns how
   // many were delivered.  Advances data_tail/tail_index after each record.
   size_t drain(const RecordCallback &cb, size_t max_records = SIZE_MAX);
-  // The same records as drain(), in runs: each contiguous stretch of the
-  // ring (up to the wrap) in one call, its space given back to the writer
-  // after the call returns.  What a recorder wants: one copy per run, not
+  // The records committed when it is called, as drain() gives them, in
+  // runs: each contiguous stretch of the ring (up to the wrap, at most
+  // kMaxRun bytes) in one call, its space given back to the writer after
+  // the call returns.  What a recorder wants: one copy per run, not
   // a call per record.  Overwrite mode delivers a record per call (each is
   // copied and checked against the writer, see drain()).
   size_t drain_runs(const RunCallback &cb);
+  // The longest run one call hands over: the writer waits for no longer
+  // write(2) than this (its space comes back after each call).
+  static constexpr uint64_t kMaxRun = 256 << 10;
   // Unread bytes (head - tail) as published now.
   uint64_t unread() const;
   uint32_t cpu() const { return cpu_; }

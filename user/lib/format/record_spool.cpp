@@ -21,7 +21,7 @@ RecordSpool::~RecordSpool() {
   for (uint32_t c = 0; c < cpus_.size(); c++) {
     try {
       if (!cpus_[c].buf.empty()) write_out(c, cpus_[c].buf);
-    } catch (const Error &) {
+    } catch (...) {
       // Best effort from a destructor: what was written stays.
     }
     if (cpus_[c].fd >= 0) ::close(cpus_[c].fd);
@@ -97,6 +97,11 @@ void RecordSpool::append(uint32_t cpu, std::span<const uint8_t> recs) {
 
 namespace {
 
+// A CPU's file is read this much at a time: memory for the merge is this
+// times the CPUs; a whole record always fits (KTRACK_REC_MAX).
+constexpr size_t kReadBlock = 128 << 10;
+static_assert(kReadBlock > KTRACK_REC_MAX);
+
 // One CPU's file, read a block at a time; 'at' is its next record.
 struct Cursor {
   int fd;
@@ -124,8 +129,8 @@ struct Cursor {
         return false;
       }
       // Keep the partial record, read the next block after it.
-      std::memmove(buf.data(), buf.data() + at, have);
-      buf.resize(RecordMerger::kBlockSize);
+      if (have) std::memmove(buf.data(), buf.data() + at, have);
+      buf.resize(kReadBlock);
       ssize_t n;
       do {
         n = ::pread(fd, buf.data() + have, buf.size() - have, static_cast<off_t>(read_off));
@@ -176,6 +181,9 @@ void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out
     } while (c.ready() && (c.ts() < limit || (!next.empty() && c.ts() == limit && i < next.top().second)));
     if (c.ready()) next.push({c.ts(), i});
   }
+}
+
+void RecordSpool::discard() {
   remove_files();
   cpus_.clear();
 }

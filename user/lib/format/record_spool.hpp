@@ -18,11 +18,11 @@
 // out.
 //
 // Each CPU's file, BASE.cpuN.spool, is a raw record stream (records back to
-// back, ring order).  The files are removed once a merge completed; a spool
-// destroyed before that (an error, a failed merge) writes out what it held
-// in memory and keeps its files, which `ktrackctl report BASE.cpuN.spool`
-// reads (as raw streams: built-in schemas, no symbols, no task names).  A
-// killed recorder keeps them too, less what was still in memory.
+// back, ring order).  The files are removed by discard(), once the merged
+// records are safe; a spool destroyed before that (an error, a failed
+// merge or file) writes out what it held in memory and keeps its files, which `ktrackctl report
+// BASE.cpuN.spool` reads (as raw streams: built-in schemas, no symbols, no task names).  A killed recorder
+// keeps them too, less what was still in memory.
 //
 // The space: the records raw, several times the compressed file, and the
 // file beside them while merging (`record --stream` needs neither).
@@ -55,13 +55,15 @@ class RecordSpool {
   // Throws SysError when the file cannot be written.
   void append(uint32_t cpu, std::span<const uint8_t> recs);
   // Hands every record to 'out' merged by timestamp (each CPU's order
-  // kept; ties go to the lower CPU), reading each file a block at a time,
-  // then removes the files.  Throws Error on a corrupt length (the files
-  // stay, see above).
+  // kept; ties go to the lower CPU), reading each file a block at a time.
+  // The files stay until discard(): the records are not safe until what
+  // 'out' wrote is.  Throws Error on a corrupt length.
   //
   // Merged output is a stream: a CPU's records that go back in time (an
   // NMI's record committed before the one it interrupted) keep ring order.
   void merge(const std::function<void(std::span<const uint8_t>)> &out);
+  // Removes the files: their records are safe elsewhere.
+  void discard();
   // Bytes parked so far (in files and in memory).
   uint64_t bytes() const { return bytes_; }
   // The file of a CPU's records.
