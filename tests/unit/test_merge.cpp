@@ -171,6 +171,33 @@ TEST(Merger, PushRecordsSpansBlocks) {
   EXPECT_THROW(m.push_records(std::span<const uint8_t>(pad8, 4)), Error);  // cut short
 }
 
+// Records of mixed sizes: a block's room ends inside a record, which then
+// starts the next block, whole.
+TEST(Merger, PushRecordsOfMixedSizesSplitAtRecords) {
+  RecordMerger m;
+  std::vector<uint8_t> run;
+  std::vector<size_t> lens;
+  for (uint64_t i = 0; run.size() < 3 * RecordMerger::kBlockSize; i++) {
+    ktrack_rec_hdr h{};
+    h.type = KTRACK_REC_TEST_SEQ;
+    h.ts = i;
+    std::string payload(8 + 8 * (i % 29), 'x');
+    std::memcpy(payload.data(), &i, sizeof(i));
+    append_record(run, h, payload);
+    lens.push_back(sizeof(h) + payload.size());
+  }
+  m.push_records(run);
+  std::span<const uint8_t> out;
+  size_t n = 0;
+  while (m.pop(out)) {
+    ASSERT_LT(n, lens.size());
+    EXPECT_EQ(lens[n], out.size());
+    EXPECT_EQ(n, seq_of(out));
+    n++;
+  }
+  EXPECT_EQ(lens.size(), n);
+}
+
 // The tournament with runs gives exactly the order of the plain rule: the
 // smallest (ts, when the CPU's key was set) first, a CPU's key set when its
 // queue fills and after each of its pops.  A heap reference with that rule
