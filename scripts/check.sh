@@ -261,12 +261,15 @@ done
 # Each lockdown mode in a guest of its own (it cannot be lowered again):
 # confidentiality refuses what reads kernel memory, integrity only
 # unsigned modules (tests/kernel/lockdown.c, ktrackctl's doctor and
-# sentences included).
+# sentences included).  Single-threaded TCG: at integrity the object
+# tracker patches kfree() while both CPUs call it, which multi-threaded
+# TCG emulates wrongly (tests/vm/tcg-code-patching: 6.12 oopsed with
+# "Oops: int3" at kfree+0x5 in this lane).
 for k in ${KTRACK_KERNELS:-6.1 6.12}; do
 	for level in confidentiality integrity; do
 		section "lockdown lane on $k (a guest raised to lockdown=$level)"
 		log=$logs/lockdown-$level-$k.log
-		"$root/tests/vm/run" --kernel "$k" --lockdown $level --timeout 600 -- \
+		KTRACK_VM_TCG_THREAD=single "$root/tests/vm/run" --kernel "$k" --lockdown $level --timeout 600 -- \
 			"$root/tests/kernel/run-all" lockdown 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
 		p=$(grep -cE '^ok [0-9]+' "$log")
