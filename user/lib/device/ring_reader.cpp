@@ -36,6 +36,15 @@ T peek(const std::byte *p) {
   return v;
 }
 
+// A length no writer makes: below a record's minimum for its type, not
+// aligned, or past 'room' (the end of the data area, or of what is
+// committed).
+bool corrupt_record(uint16_t len, uint16_t type, uint64_t room) {
+  return len < 8 || len % KTRACK_REC_ALIGN || len > room ||
+         (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
+         (type == KTRACK_REC_LOST && len < sizeof(ktrack_rec_hdr) + sizeof(ktrack_rec_lost));
+}
+
 }  // namespace
 
 RingView::RingView(ktrack_ring_ctrl *ctrl, const std::byte *data, uint32_t cpu)
@@ -108,9 +117,7 @@ size_t RingView::drain(const RecordCallback &cb, size_t max_records) {
     const std::byte *p = data_ + off;
     uint16_t len = peek<uint16_t>(p);
     uint16_t type = peek<uint16_t>(p + 2);
-    bool bad = len < 8 || len % KTRACK_REC_ALIGN || off + len > size_ ||
-               (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
-               (type == KTRACK_REC_LOST && len < sizeof(ktrack_rec_hdr) + sizeof(ktrack_rec_lost));
+    bool bad = corrupt_record(len, type, size_ - off);
     std::span<const std::byte> rec(p, len);
     if (overwrite && !bad && type != KTRACK_REC_PAD) {
       scratch_.assign(p, p + len);
@@ -167,9 +174,7 @@ size_t RingView::drain_runs(const RunCallback &cb) {
       const std::byte *p = base + at;
       const uint16_t len = peek<uint16_t>(p);
       const uint16_t type = peek<uint16_t>(p + 2);
-      if (len < 8 || len % KTRACK_REC_ALIGN || at + len > whole ||
-          (type != KTRACK_REC_PAD && len < sizeof(ktrack_rec_hdr)) ||
-          (type == KTRACK_REC_LOST && len < sizeof(ktrack_rec_hdr) + sizeof(ktrack_rec_lost)))
+      if (corrupt_record(len, type, whole - at))
         throw Error(fmt::format("the ring of CPU {} holds a corrupt record (length {} at offset {})", cpu_,
                                 len, off0 + at));
       if (at + len > stop && at > 0) break;  // past kMaxRun: it starts the next run

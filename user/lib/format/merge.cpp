@@ -130,14 +130,6 @@ void RecordMerger::make_room(size_t len) {
   release(old);
 }
 
-// ByteBuffer's allocator constructs element by element, so insert() and
-// assign() copy a byte at a time: grow (nothing is constructed) and memcpy.
-static void append_bytes(ByteBuffer &buf, const uint8_t *p, size_t n) {
-  const size_t at = buf.size();
-  buf.resize(at + n);
-  std::memcpy(buf.data() + at, p, n);
-}
-
 void RecordMerger::push(std::span<const uint8_t> rec) {
   ktrack_rec_hdr h;
   std::memcpy(&h, rec.data(), sizeof(h));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <utility>
@@ -37,6 +38,15 @@ struct DefaultInitAllocator : std::allocator<T> {
   }
 };
 using ByteBuffer = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
+// Appends n bytes.  ByteBuffer's allocator constructs element by element,
+// so insert() copies a byte at a time: grow (nothing is constructed), then
+// one memcpy.
+inline void append_bytes(ByteBuffer &buf, const uint8_t *p, size_t n) {
+  const size_t at = buf.size();
+  buf.resize(at + n);
+  std::memcpy(buf.data() + at, p, n);
+}
 
 class RecordMerger {
  public:

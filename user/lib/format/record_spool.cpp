@@ -88,9 +88,7 @@ void RecordSpool::append(uint32_t cpu, std::span<const uint8_t> recs) {
   if (recs.size() >= kDirectBytes) {
     write_out(cpu, recs);
   } else {
-    const size_t at = buf.size();
-    buf.resize(at + recs.size());  // ByteBuffer: nothing constructed, then one copy
-    std::memcpy(buf.data() + at, recs.data(), recs.size());
+    append_bytes(buf, recs.data(), recs.size());
   }
   bytes_ += recs.size();
 }
