@@ -560,6 +560,60 @@ TEST(ProbeCompiler, OneNameAtEntryGoesToFtraceOps) {
   EXPECT_EQ("", routed("p vfs_read", KTRACK_FEAT_KERNEL_GLOB));  // p has a feature bit of its own
 }
 
+// Attached now (probe add, record, trace), an entry-only f on one glob goes
+// to the kernel unmatched: no function list is read, ftrace's filter matches
+// it.  Exits, BTF names, several patterns and a module keep the names; and a
+// SymbolSource that matches globs itself (probe compile, --graph) too.
+class KernelGlobSymbols : public FakeSymbols {
+ public:
+  bool globs_in_kernel() override { return true; }
+  std::vector<std::string> filter_functions() override {
+    lists++;
+    return FakeSymbols::filter_functions();
+  }
+  int lists = 0;
+};
+
+TEST(ProbeCompiler, OneGlobAtEntryGoesToTheKernelUnmatched) {
+  KernelGlobSymbols syms;
+  auto glob_of = [&](const char *text) {
+    auto s = parse_probe_spec(text);
+    resolve_symbols(s, syms);
+    auto blob = compile_probe(s);
+    ktrack_probe_desc d;
+    std::memcpy(&d, blob.data(), sizeof(d));
+    EXPECT_EQ(s.kernel_glob, (d.flags & KTRACK_PROBE_F_KERNEL_GLOB) != 0) << text;
+    if (!s.kernel_glob) return std::string();
+    EXPECT_EQ(KTRACK_PROBE_F_ENTRY | KTRACK_PROBE_F_KERNEL_GLOB, d.flags) << text;
+    EXPECT_EQ(1, d.nr_funcs) << text;
+    return std::string(reinterpret_cast<const char *>(blob.data()) + d.funcs_off);
+  };
+  EXPECT_EQ("vfs_*", glob_of("f vfs_* a=$arg1 if a > 2"));
+  EXPECT_EQ("nomatch_*", glob_of("f:n nomatch_*"));  // the kernel's ENOENT says so
+  EXPECT_EQ("vfs_re?d", glob_of("f vfs_re?d"));
+  EXPECT_EQ(0, syms.lists);
+  EXPECT_EQ("", glob_of("f vfs_*%return"));  // exits hook each function
+  EXPECT_EQ("", glob_of("f vfs_*%both"));
+  EXPECT_EQ("", glob_of("f vfs_*,do_sys_open"));        // several patterns
+  EXPECT_EQ("", glob_of("f vfs_read"));                 // a name: prefer_ftrace_ops() decides
+  auto btf = parse_probe_spec("f vfs_r* file->f_pos");  // BTF names need the function
+  resolve_symbols(btf, syms);
+  EXPECT_EQ((std::vector<std::string>{"vfs_read"}), btf.funcs);
+  EXPECT_EQ("", glob_of("f:m ktrack_test_probe_target:ktrack_tpt_*"));  // the module's own path
+  EXPECT_GT(syms.lists, 0);
+
+  FakeSymbols here;  // globs_in_kernel() is false: names, as before
+  auto s = parse_probe_spec("f vfs_*");
+  resolve_symbols(s, here);
+  EXPECT_FALSE(s.kernel_glob);
+  EXPECT_EQ((std::vector<std::string>{"vfs_fsync", "vfs_read", "vfs_write"}), s.funcs);
+
+  auto k = parse_probe_spec("f:n nomatch_*");
+  resolve_symbols(k, syms);
+  const std::string why = explain_probe_add_errno(k, ENOENT);
+  EXPECT_NE(std::string::npos, why.find("no traceable function matches 'nomatch_*'")) << why;
+}
+
 // A p probe at a function's entry, by name, on a function ftrace lists:
 // kind KPROBE with KTRACK_PROBE_F_KERNEL_GLOB and the symbol; else a kprobe.
 TEST(ProbeCompiler, PAtEntryGoesToFtraceOps) {

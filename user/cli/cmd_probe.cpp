@@ -67,8 +67,12 @@ const Command probe_cmd(30, [](CLI::App &app) {
   add->add_option("--stack", add_opts->stack, "Capture the kernel stack, this many frames (0..64)");
   add->add_option("--limit", add_opts->limit, "Stop recording after this many records");
   add->callback([add_opts] {
-    auto c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit);
+    auto c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit,
+                                              /*globs_in_kernel=*/true);
     auto session = ktrack::Session::open_named(add_opts->session);
+    // a module that cannot match a glob itself gets the names, as before
+    if (c.spec.kernel_glob && !(session.device().version().features & KTRACK_FEAT_KERNEL_GLOB))
+      c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit, false);
     ktrack::check_probe_features(c.spec, session.device().version().features);
     ktrack::prefer_ftrace_ops(c, session.device().version().features);
     ktrack::ProbeClient pc(session.fd());

@@ -84,7 +84,11 @@ SessionSetup probe_session_setup(const std::string &graph_root, uint32_t graph_d
       compiled.back().blob = compile_probe(compiled.back().spec);
     }
     for (const auto &spec : specs) {
-      compiled.push_back(compile_probe_for_system(spec));
+      // scoped to a graph, an f probe hooks each function's exit: its glob
+      // is matched here, into names; so it is for a module that cannot
+      // match a glob itself
+      compiled.push_back(compile_probe_for_system(
+          spec, 0, 0, graph_root.empty() && (session.device().version().features & KTRACK_FEAT_KERNEL_GLOB)));
       check_probe_features(compiled.back().spec, session.device().version().features);
       if (!graph_root.empty() && mark_graph_scoped(compiled.back().spec, graph_depth))
         compiled.back().blob = compile_probe(compiled.back().spec);

@@ -64,10 +64,9 @@ void check_probe_features(const ProbeSpec &spec, uint64_t features) {
         spec.name));
   if (spec.kernel_glob && !(features & KTRACK_FEAT_KERNEL_GLOB))
     throw Error(fmt::format(
-        "the loaded ktrack.ko cannot take a glob over more than {} functions (no KTRACK_FEAT_KERNEL_GLOB) "
-        "for "
-        "probe '{}': unload it and run 'ktrackctl load' to load the module that matches this ktrackctl",
-        KTRACK_PROBE_MAX_FUNCS, spec.name));
+        "the loaded ktrack.ko cannot match an f glob itself (no KTRACK_FEAT_KERNEL_GLOB) for probe '{}': "
+        "unload it and run 'ktrackctl load' to load the module that matches this ktrackctl",
+        spec.name));
   if (spec.kind == ProbeKind::kUserEvent && !(features & KTRACK_FEAT_USER_EVENT))
     throw Error(fmt::format(
         "the loaded ktrack.ko has no user events (no KTRACK_FEAT_USER_EVENT) for probe '{}': unload it and "
@@ -156,6 +155,11 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
         "triggers ('ktrackctl version' lists 'triggers' among the features)? load the module built with "
         "this ktrackctl",
         spec.name, action_name(spec.actions[0].type));
+  if (spec.kind == ProbeKind::kFuncs && spec.kernel_glob && has_glob(spec.funcs.at(0)) && err == ENOENT)
+    return fmt::format(
+        "cannot add probe '{}': no traceable function matches '{}' (see "
+        "/sys/kernel/tracing/available_filter_functions)",
+        spec.name, spec.funcs[0]);
   switch (err) {
     case ENOENT:
       if (spec.kind == ProbeKind::kEvent)
@@ -255,7 +259,13 @@ int ProbeClient::add_raw(const void *blob, uint32_t size, ProbeAdded *out) const
 ProbeAdded ProbeClient::add(const ProbeSpec &spec, const std::vector<uint8_t> &blob) const {
   ProbeAdded out;
   int rc = add_raw(blob.data(), (uint32_t)blob.size(), &out);
-  if (rc < 0) throw Error(explain_probe_add_errno(spec, -rc));
+  if (rc < 0) {
+    // a glob the kernel matched to nothing is the spec's fault, as when
+    // ktrackctl matches it (resolve_symbols): a usage error
+    if (rc == -ENOENT && spec.kind == ProbeKind::kFuncs && spec.kernel_glob && has_glob(spec.funcs.at(0)))
+      throw UsageError(explain_probe_add_errno(spec, -rc));
+    throw Error(explain_probe_add_errno(spec, -rc));
+  }
   return out;
 }
 
@@ -413,8 +423,9 @@ void register_probe_schemas(int fd, SchemaRegistry &reg) {
   }
 }
 
-CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth, uint64_t hit_limit) {
-  SystemSymbols syms;
+CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth, uint64_t hit_limit,
+                                       bool globs_in_kernel) {
+  SystemSymbols syms(globs_in_kernel);
   return ProbeCompiler::for_system(syms).compile(text, stack_depth, hit_limit);
 }
 

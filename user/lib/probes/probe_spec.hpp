@@ -102,7 +102,9 @@ struct ProbeSpec {
   std::vector<std::string> patterns;
   std::vector<std::string> funcs;
   // f: funcs holds one glob that the kernel matches (ftrace, all
-  // traceable functions, no KTRACK_PROBE_MAX_FUNCS cap): entries only
+  // traceable functions, no KTRACK_PROBE_MAX_FUNCS cap): entries only.
+  // "*", a glob over more functions than a probe names, and any entry-only
+  // glob when the SymbolSource leaves globs to the kernel
   bool kernel_glob = false;
   // p: the symbol, at offset 0, is a function ftrace can attach to (listed
   // once in available_filter_functions: ftrace matches by name); f: one
@@ -171,6 +173,10 @@ class SymbolSource {
   // The fields of user event NAME as registered now (U probes); nullopt
   // when no program has registered it.
   virtual std::optional<EventFormat> user_event_format(const std::string &) { return std::nullopt; }
+  // May an entry-only f on one glob go to the kernel unmatched (kernel_glob:
+  // ftrace's filter matches it, no function list is read here)?  By default
+  // no: globs are matched here, into the names a probe holds.
+  virtual bool globs_in_kernel() { return false; }
 };
 
 class KallsymsIndex;
@@ -178,8 +184,12 @@ class KallsymsIndex;
 // read once, at the first lookup.
 class SystemSymbols : public SymbolSource {
  public:
-  SystemSymbols();
+  // globs_in_kernel: for a probe that is attached now (probe add, record,
+  // trace), not one that is only checked (probe compile) or scoped to a
+  // graph (which hooks each function's exit).
+  explicit SystemSymbols(bool globs_in_kernel = false);
   ~SystemSymbols() override;
+  bool globs_in_kernel() override { return globs_in_kernel_; }
   std::vector<uint64_t> lookup(const std::string &module, const std::string &name) override;
   std::vector<std::string> filter_functions() override;
   bool tracepoint_exists(const std::string &subsys, const std::string &event) override;
@@ -192,6 +202,7 @@ class SystemSymbols : public SymbolSource {
  private:
   const KallsymsIndex &kallsyms();
   std::unique_ptr<KallsymsIndex> kallsyms_;
+  bool globs_in_kernel_;
   bool loaded_ = false;
   std::vector<std::string> funcs_;
 };

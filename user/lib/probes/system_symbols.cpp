@@ -10,7 +10,7 @@
 
 namespace ktrack {
 
-SystemSymbols::SystemSymbols() = default;
+SystemSymbols::SystemSymbols(bool globs_in_kernel) : globs_in_kernel_(globs_in_kernel) {}
 SystemSymbols::~SystemSymbols() = default;
 
 const KallsymsIndex &SystemSymbols::kallsyms() {
