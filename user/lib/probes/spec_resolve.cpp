@@ -386,10 +386,11 @@ void resolve_symbols(ProbeSpec &spec, SymbolSource &syms) {
     // One glob, entries only, attached now: ftrace's filter matches it in
     // the kernel, as set_ftrace_filter does, and one ftrace_ops hooks what
     // it matched (modules that load later too).  Listing the functions here
-    // first cost more than attaching them: 'f in*' (1,018 functions) took
-    // 1.0 s on 6.12 under TCG, 0.5 s of it reading available_filter_functions,
-    // against 0.2 s for the ioctl (issue 16).  A glob that matches nothing is
-    // the kernel's ENOENT (explain_probe_add_errno).
+    // first cost more than attaching them: 'probe add f:x in*' (1,057
+    // functions listed) took 0.9-1.2 s on 6.12 under TCG, 0.45 s of it
+    // reading available_filter_functions, against 0.2 s for the ioctl
+    // (issue 16, bench/attach.sh).  A glob that matches nothing is the
+    // kernel's ENOENT (explain_probe_add_errno).
     spec.kernel_glob = true;
     spec.funcs = {spec.patterns[0]};
   } else if (spec.kind == ProbeKind::kFuncs) {
