@@ -124,6 +124,13 @@ std::string explain_uprobe_add_errno(const ProbeSpec &spec, const std::string &t
 
 }  // namespace
 
+namespace {
+// The kernel matched an f probe's glob (kernel_glob) to no function.
+bool glob_matched_nothing(const ProbeSpec &spec, int err) {
+  return err == ENOENT && spec.kind == ProbeKind::kFuncs && spec.kernel_glob && has_glob(spec.funcs.at(0));
+}
+}  // namespace
+
 std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
   std::string t = target_of(spec);
   if (spec.is_user())
@@ -155,7 +162,7 @@ std::string explain_probe_add_errno(const ProbeSpec &spec, int err) {
         "triggers ('ktrackctl version' lists 'triggers' among the features)? load the module built with "
         "this ktrackctl",
         spec.name, action_name(spec.actions[0].type));
-  if (spec.kind == ProbeKind::kFuncs && spec.kernel_glob && has_glob(spec.funcs.at(0)) && err == ENOENT)
+  if (glob_matched_nothing(spec, err))
     return fmt::format(
         "cannot add probe '{}': no traceable function matches '{}' (see "
         "/sys/kernel/tracing/available_filter_functions)",
@@ -262,8 +269,7 @@ ProbeAdded ProbeClient::add(const ProbeSpec &spec, const std::vector<uint8_t> &b
   if (rc < 0) {
     // a glob the kernel matched to nothing is the spec's fault, as when
     // ktrackctl matches it (resolve_symbols): a usage error
-    if (rc == -ENOENT && spec.kind == ProbeKind::kFuncs && spec.kernel_glob && has_glob(spec.funcs.at(0)))
-      throw UsageError(explain_probe_add_errno(spec, -rc));
+    if (glob_matched_nothing(spec, -rc)) throw UsageError(explain_probe_add_errno(spec, -rc));
     throw Error(explain_probe_add_errno(spec, -rc));
   }
   return out;

@@ -70,12 +70,12 @@ void register_probe_schemas(int fd, SchemaRegistry &reg);
 
 // Parses, resolves (kallsyms, tracefs, BTF) and compiles a spec for the
 // running kernel: what 'probe add' and 'trace' do before the ioctl.
-// globs_in_kernel: an entry-only f on one glob goes to the kernel unmatched
-// (SystemSymbols), for a probe attached now and not scoped to a graph.
 struct CompiledProbe {
   ProbeSpec spec;
   std::vector<uint8_t> blob;
 };
+// globs_in_kernel: an entry-only f on one glob goes to the kernel unmatched
+// (SystemSymbols), for a probe attached now and not scoped to a graph.
 CompiledProbe compile_probe_for_system(const std::string &text, uint32_t stack_depth = 0,
                                        uint64_t hit_limit = 0, bool globs_in_kernel = false);
 
