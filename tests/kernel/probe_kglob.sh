@@ -231,6 +231,18 @@ PY
 expect_fail "a glob that matches nothing: the kernel's ENOENT, said in words" 1 \
 	"no traceable function matches 'ktrack_nomatch_\*'" "$K" probe add -s kg2 'f:none ktrack_nomatch_*'
 check "and no probe 'none' is left" test -z "$(hits_of none)"
+# A refused probe changes nothing, not even the session 'probe add' creates
+# when -s is not given; a 'default' that was there stays.
+"$K" session destroy default >/dev/null 2>&1
+expect_fail "without -s, the same refusal" 1 \
+	"no traceable function matches 'ktrack_nomatch_\*'" "$K" probe add 'f:none ktrack_nomatch_*'
+"$K" session list >"$T/sl1.txt" 2>&1
+check "and it leaves no 'default' session behind" bash -c "! grep -qw default '$T/sl1.txt'"
+check "probe add without -s creates 'default'" "$K" probe add 'f:one1 ktrack_tpt_glob_one'
+expect_fail "a refusal then" 1 "no traceable function matches" "$K" probe add 'f:none ktrack_nomatch_*'
+"$K" probe list >"$T/pl1.txt" 2>&1
+check "keeps 'default' and its probe" grep -qw one1 "$T/pl1.txt"
+check "session destroy default" "$K" session destroy default
 check "session destroy kg2" "$K" session destroy kg2
 check "nothing of it stays enabled" test "$(wc -l <"$TR/enabled_functions")" -eq "$before"
 # scoped to a graph, exits are hooked per function: the glob is matched here

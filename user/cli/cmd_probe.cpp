@@ -69,14 +69,22 @@ const Command probe_cmd(30, [](CLI::App &app) {
   add->callback([add_opts] {
     auto c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit,
                                               /*globs_in_kernel=*/true);
-    auto session = ktrack::Session::open_named(add_opts->session);
-    // a module that cannot match a glob itself gets the names, as before
-    if (c.spec.kernel_glob && !(session.device().version().features & KTRACK_FEAT_KERNEL_GLOB))
-      c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit, false);
-    ktrack::check_probe_features(c.spec, session.device().version().features);
-    ktrack::prefer_ftrace_ops(c, session.device().version().features);
-    ktrack::ProbeClient pc(session.fd());
-    auto r = pc.add(c.spec, c.blob);
+    bool created = false;
+    auto session = ktrack::Session::open_named(add_opts->session, ktrack::kDevicePath, &created);
+    ktrack::ProbeAdded r;
+    try {
+      // a module that cannot match a glob itself gets the names, as before
+      if (c.spec.kernel_glob && !(session.device().version().features & KTRACK_FEAT_KERNEL_GLOB))
+        c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit, false);
+      ktrack::check_probe_features(c.spec, session.device().version().features);
+      ktrack::prefer_ftrace_ops(c, session.device().version().features);
+      ktrack::ProbeClient pc(session.fd());
+      r = pc.add(c.spec, c.blob);
+    } catch (...) {
+      // A refused probe changes nothing: not even the session it was for.
+      if (created) ktrack::Session::destroy_if_unused(add_opts->session);
+      throw;
+    }
     fmt::print("probe {} (id {}) added to session '{}': {}, {}\n", c.spec.name, r.id, add_opts->session,
                ktrack::mechanism_name(r.mechanism), ktrack::probe_state_name(r.state));
     if (r.state == KTRACK_PROBE_ST_PENDING)

@@ -133,17 +133,29 @@ Session Session::attach(const std::string &name, const std::string &path) {
   return Session(std::move(dev), name);
 }
 
-Session Session::open_named(const std::string &name, const std::string &path) {
+Session Session::open_named(const std::string &name, const std::string &path, bool *created) {
   validate_session_name(name);
   Device dev(path);
   auto req = make_req(name, 0);
+  bool made = false;
   int rc = dev.ioctl_raw(KTRACK_IOC_SESSION_ATTACH, &req);
   if (rc == -ENOENT) {
     rc = dev.ioctl_raw(KTRACK_IOC_SESSION_CREATE, &req);
+    made = rc == 0;
     if (rc == -EEXIST) rc = dev.ioctl_raw(KTRACK_IOC_SESSION_ATTACH, &req);  // lost a race
   }
   if (rc < 0) throw Error(session_error("open session '" + name + "'", -rc, name));
+  if (created) *created = made;
   return Session(std::move(dev), name);
+}
+
+void Session::destroy_if_unused(const std::string &name, const std::string &path) {
+  try {
+    for (const SessionInfo &s : list(path))
+      if (s.name == name && s.nr_probes == 0 && s.nr_fds <= 1 && s.state == KTRACK_STATE_IDLE) destroy(name, path);
+  } catch (const Error &) {
+    // it stays, as it would have without this
+  }
 }
 
 void Session::destroy(const std::string &name, const std::string &path) {

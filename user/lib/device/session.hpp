@@ -91,8 +91,15 @@ class Session {
   static Session create(const std::string &name, const std::string &path = kDevicePath);
   // Attaches to the existing named session 'name' (ENOENT if unknown).
   static Session attach(const std::string &name, const std::string &path = kDevicePath);
-  // Attaches to 'name', creating it first when it does not exist.
-  static Session open_named(const std::string &name, const std::string &path = kDevicePath);
+  // Attaches to 'name', creating it first when it does not exist
+  // ('*created' says whether this call created it).
+  static Session open_named(const std::string &name, const std::string &path = kDevicePath,
+                            bool *created = nullptr);
+  // Destroys the named session 'name' if it is as open_named() left it when
+  // creating it (idle, no probe, only this process attached): what a command
+  // that created it does when it then fails, so a refused command leaves no
+  // session behind.  Best effort: a session someone else took is kept.
+  static void destroy_if_unused(const std::string &name, const std::string &path = kDevicePath);
   // Destroys the named session (stops it, detaches its probes).
   static void destroy(const std::string &name, const std::string &path = kDevicePath);
   // Destroys every named session (lets 'rmmod ktrack' succeed).
