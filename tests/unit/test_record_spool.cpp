@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -138,6 +139,13 @@ TEST(RecordSpool, WritesInBatchesAndKeepsFilesUntilMerged) {
   }
   RecordSpool probe(base);
   ASSERT_TRUE(std::filesystem::exists(probe.path(3)));
+  // What the next recording to the same file says it replaces: this base's
+  // CPU files only.
+  for (const char *other : {".cpu.spool", ".cpu1x.spool", ".cpu2.spool.x", "x.cpu4.spool"})
+    std::fclose(std::fopen((base + other).c_str(), "w"));
+  EXPECT_EQ(std::vector<std::string>{probe.path(3)}, probe.leftovers());
+  for (const char *other : {".cpu.spool", ".cpu1x.spool", ".cpu2.spool.x", "x.cpu4.spool"})
+    std::filesystem::remove(base + other);
   // All of it, raw, in order: the destructor wrote out the last short run.
   EXPECT_EQ((fit + 2) * run.size() + big.size(), std::filesystem::file_size(probe.path(3)));
 
@@ -214,6 +222,37 @@ TEST(RecordSpool, FailedDestinationKeepsEveryRecord) {
   }
   ASSERT_TRUE(std::filesystem::exists(base + ".cpu0.spool"));
   EXPECT_EQ(run.size(), std::filesystem::file_size(base + ".cpu0.spool"));
+  std::filesystem::remove_all(dir);
+}
+
+// A Ctrl-C during the merge ('abandon' says so, asked every 4,096
+// records): it stops with an Error, and the files keep every record.
+TEST(RecordSpool, AbandonedMergeKeepsTheFiles) {
+  const auto dir = scratch_dir();
+  const std::string base = (dir / "z.ktr").string();
+  std::vector<uint8_t> run;
+  for (uint64_t i = 0; i < 20000; i++) {
+    auto r = rec(0, i, i);
+    run.insert(run.end(), r.begin(), r.end());
+  }
+  {
+    RecordSpool s(base);
+    s.append(0, run);
+    size_t taken = 0, asked = 0;
+    EXPECT_THROW(s.merge([&](std::span<const uint8_t>) { taken++; }, [&] { return ++asked == 2; }), Error);
+    EXPECT_EQ(2u, asked);
+    EXPECT_EQ(2u * 4096, taken);
+    EXPECT_EQ(std::vector<std::string>{s.path(0)}, s.files());
+  }
+  EXPECT_EQ(run.size(), std::filesystem::file_size(base + ".cpu0.spool"));
+  {
+    RecordSpool s(base);  // not asked to stop: all of it
+    s.append(0, run);
+    size_t taken = 0;
+    s.merge([&](std::span<const uint8_t>) { taken++; }, [] { return false; });
+    EXPECT_EQ(20000u, taken);
+    s.discard();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -148,11 +148,12 @@ const Command record_cmd(31, [](CLI::App &app) {
       "Decode it with 'ktrackctl report FILE'.\n"
       "While recording to a regular file (not a link, in a directory it may write to), each\n"
       "CPU's records are parked raw next to it (FILE.cpuN.spool, as trace-cmd does; any left\n"
-      "there are replaced) and merged, compressed and written at the stop: the traced work\n"
+      "there are replaced, and named) and merged, compressed and written at the stop: the traced work\n"
       "pays a write(2) per run of records, not a decode of each.  Until the stop that takes\n"
       "the records' raw size on disk (several times the file).  --stream writes them\n"
       "compressed as they come, as do -o -, -c, --count, --flight and --mode overwrite.  If\n"
-      "recording fails, the parked files are kept and named.\n"
+      "recording fails, or a Ctrl-C comes while they are merged, the parked files are kept\n"
+      "and named ('ktrackctl report FILE.cpuN.spool' reads one).\n"
       "Once 'recording to FILE' (and the probe lines) are on stderr, every hit is\n"
       "recorded or counted lost.  When stderr is a terminal a status line shows events,\n"
       "bytes, lost and rates.\n"
@@ -222,9 +223,12 @@ const Command record_cmd(31, [](CLI::App &app) {
     });
     command.finish();
     if (status && writer.parking())
-      fmt::print(stderr, "\r\033[Kmerging the {} parked into {}", ktrack::human_bytes(writer.bytes_so_far()),
-                 o->output);
-    writer.finish();
+      fmt::print(stderr, "\r\033[Kmerging the {} parked into {} (Ctrl-C: stop, keep them parked)",
+                 ktrack::human_bytes(writer.bytes_so_far()), o->output);
+    // The Ctrl-C that ended the recording is spent; one during the merge
+    // stops it, and the parked files stay for 'report'.
+    const unsigned interrupts = ktrack::StopSignals::interrupts();
+    writer.finish([interrupts] { return ktrack::StopSignals::interrupts() != interrupts; });
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {
       const ktrack::TraceWriter &f = writer.file();

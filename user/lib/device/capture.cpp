@@ -327,7 +327,11 @@ namespace {
 std::atomic<bool> g_stop{false};
 struct sigaction g_old_int, g_old_term, g_old_chld;
 bool g_chld = false;
-void on_signal(int) { g_stop.store(true); }
+std::atomic<unsigned> g_interrupts{0};
+void on_signal(int sig) {
+  if (sig != SIGCHLD) g_interrupts.fetch_add(1);
+  g_stop.store(true);
+}
 }  // namespace
 
 StopSignals::StopSignals() {
@@ -359,5 +363,7 @@ StopSignals::~StopSignals() {
 }
 
 std::atomic<bool> &StopSignals::flag() { return g_stop; }
+
+unsigned StopSignals::interrupts() { return g_interrupts.load(); }
 
 }  // namespace ktrack

@@ -196,6 +196,9 @@ class StopSignals {
   StopSignals(const StopSignals &) = delete;
   StopSignals &operator=(const StopSignals &) = delete;
   static std::atomic<bool> &flag();
+  // SIGINT and SIGTERM received since the first instance (SIGCHLD not
+  // counted): what asks to abandon work that comes after the capture.
+  static unsigned interrupts();
   // SIGCHLD sets flag() too, until this instance goes (a command run under
   // the capture ended: `record -- COMMAND`).
   void stop_on_child_exit();

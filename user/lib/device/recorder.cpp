@@ -75,7 +75,15 @@ Recorder::~Recorder() {
 }
 
 void Recorder::run(const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
-  if (may_park_ && cap_.can_run_runs()) spool_ = std::make_unique<RecordSpool>(path_);
+  if (may_park_ && cap_.can_run_runs()) {
+    spool_ = std::make_unique<RecordSpool>(path_);
+    // They go as a recording to the same file does: said, not silently.
+    std::string list;
+    for (const auto &f : spool_->leftovers()) list += " " + f;
+    if (!list.empty())
+      fmt::print(stderr, "ktrackctl: replacing{}, kept by an earlier recording to {} that did not finish\n",
+                 list, path_);
+  }
   if (!spool_) {
     cap_.run([&](std::span<const uint8_t> rec) { writer_.write_records(rec); }, stop, on_tick);
     return;
@@ -121,8 +129,8 @@ std::string snapshot_path(const std::string &output, uint64_t seq) {
   return fmt::format("{}.snap{}", output, seq);
 }
 
-void Recorder::finish() {
-  if (spool_) spool_->merge([&](std::span<const uint8_t> rec) { writer_.write_records(rec); });
+void Recorder::finish(const std::function<bool()> &abandon) {
+  if (spool_) spool_->merge([&](std::span<const uint8_t> rec) { writer_.write_records(rec); }, abandon);
   std::string totals;
   SessionStats st = cap_.session().stats();
   for (const auto &c : st.cpus)

@@ -47,8 +47,9 @@ class Recorder {
   // For a caller that runs the capture itself (latency): written as they come.
   void write(std::span<const uint8_t> records) { writer_.write_records(records); }
   // After run(): merges what was parked, writes the per-CPU totals, closes
-  // the file.
-  void finish();
+  // the file.  'abandon' returning true stops the merge (an Error; the
+  // parked files stay, see ~Recorder).
+  void finish(const std::function<bool()> &abandon = {});
   // run() parks records in per-CPU files until finish().
   bool parking() const { return spool_ != nullptr; }
 

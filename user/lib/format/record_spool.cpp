@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <queue>
 
@@ -32,6 +34,25 @@ std::vector<std::string> RecordSpool::files() const {
   std::vector<std::string> out;
   for (uint32_t c = 0; c < cpus_.size(); c++)
     if (cpus_[c].fd >= 0 || !cpus_[c].buf.empty()) out.push_back(path(c));
+  return out;
+}
+
+std::vector<std::string> RecordSpool::leftovers() const {
+  namespace fs = std::filesystem;
+  const fs::path base(base_);
+  const std::string prefix = base.filename().string() + ".cpu";
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path dir = base.has_parent_path() ? base.parent_path() : fs::path(".");
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0 ||
+        !name.ends_with(".spool"))
+      continue;
+    const std::string_view cpu(name.data() + prefix.size(), name.size() - prefix.size() - 6);
+    if (cpu.find_first_not_of("0123456789") == std::string_view::npos) out.push_back(base.has_parent_path() ? (dir / name).string() : name);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -154,7 +175,8 @@ struct Cursor {
 
 }  // namespace
 
-void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out) {
+void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out,
+                        const std::function<bool()> &abandon) {
   std::vector<Cursor> cursors;
   for (uint32_t c = 0; c < cpus_.size(); c++) {
     if (!cpus_[c].buf.empty()) write_out(c, cpus_[c].buf);
@@ -166,6 +188,7 @@ void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> next;
   for (size_t i = 0; i < cursors.size(); i++)
     if (cursors[i].ready()) next.push({cursors[i].ts(), i});
+  uint64_t merged = 0;
   while (!next.empty()) {
     const size_t i = next.top().second;
     next.pop();
@@ -176,6 +199,8 @@ void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out
       const std::span<const uint8_t> rec = c.record();
       out(rec);
       c.at += rec.size();
+      if (abandon && ++merged % 4096 == 0 && abandon())
+        throw Error("stopped merging the parked records, as asked");
     } while (c.ready() && (c.ts() < limit || (!next.empty() && c.ts() == limit && i < next.top().second)));
     if (c.ready()) next.push({c.ts(), i});
   }

@@ -61,7 +61,11 @@ class RecordSpool {
   //
   // Merged output is a stream: a CPU's records that go back in time (an
   // NMI's record committed before the one it interrupted) keep ring order.
-  void merge(const std::function<void(std::span<const uint8_t>)> &out);
+  //
+  // 'abandon', asked every few thousand records, stops the merge with an
+  // Error when it returns true (a second Ctrl-C): the files stay.
+  void merge(const std::function<void(std::span<const uint8_t>)> &out,
+             const std::function<bool()> &abandon = {});
   // Removes the files: their records are safe elsewhere.
   void discard();
   // Bytes parked so far (in files and in memory).
@@ -70,6 +74,9 @@ class RecordSpool {
   std::string path(uint32_t cpu) const;
   // The files that hold parked records now (after a merge: none).
   std::vector<std::string> files() const;
+  // Files of this base that exist before anything is parked: what a killed
+  // or failed recording to the same file kept.  Parking replaces them.
+  std::vector<std::string> leftovers() const;
 
  private:
   struct Cpu {
