@@ -152,7 +152,8 @@ Session Session::open_named(const std::string &name, const std::string &path, bo
 void Session::destroy_if_unused(const std::string &name, const std::string &path) {
   try {
     for (const SessionInfo &s : list(path))
-      if (s.name == name && s.nr_probes == 0 && s.nr_fds <= 1 && s.state == KTRACK_STATE_IDLE) destroy(name, path);
+      if (s.name == name && s.nr_probes == 0 && s.nr_fds <= 1 && s.state == KTRACK_STATE_IDLE)
+        destroy(name, path);
   } catch (const Error &) {
     // it stays, as it would have without this
   }

@@ -4,8 +4,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -50,7 +50,8 @@ std::vector<std::string> RecordSpool::leftovers() const {
         !name.ends_with(".spool"))
       continue;
     const std::string_view cpu(name.data() + prefix.size(), name.size() - prefix.size() - 6);
-    if (cpu.find_first_not_of("0123456789") == std::string_view::npos) out.push_back(base.has_parent_path() ? (dir / name).string() : name);
+    if (cpu.find_first_not_of("0123456789") == std::string_view::npos)
+      out.push_back(base.has_parent_path() ? (dir / name).string() : name);
   }
   std::sort(out.begin(), out.end());
   return out;
