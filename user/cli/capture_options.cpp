@@ -25,7 +25,10 @@ void add_capture_flags(CLI::App *cmd, CaptureFlags &f) {
   cmd->add_option("-d,--duration", f.duration, "Stop after this long (500us, 250ms, 10s, 2m, 1h)");
   cmd->add_option("--count", f.count,
                   "Stop after this many records (records already produced past it are counted, not shown)");
-  cmd->add_option("--buffer-pages", f.buf_pages, "Ring buffer pages per CPU (power of two)");
+  cmd->add_option(
+      "--buffer-pages", f.buf_pages,
+      "Ring buffer pages per CPU (power of two; default 1024, 4 MiB, fewer where CPUs x 4 MiB would "
+      "pass 128 MiB or 1/64 of the RAM; a named session keeps its own)");
   cmd->add_option("--mode", f.mode, "discard (drop newest when full) or overwrite (keep newest)");
   cmd->add_option("--clock", f.clock, "Timestamp clock: local, mono or boot");
   cmd->add_option("--flight", f.flight,

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,18 @@ namespace ktrack {
 std::vector<SessionSetup> &session_setups() {
   static std::vector<SessionSetup> setups;
   return setups;
+}
+
+uint32_t reader_ring_pages(uint32_t cpus) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  struct sysinfo si;
+  const uint64_t ram = ::sysinfo(&si) == 0 ? uint64_t(si.totalram) * si.mem_unit : 0;
+  const uint64_t budget = std::min<uint64_t>(128ull << 20, ram / 64);
+  uint32_t pages = 1024;
+  while (pages > KTRACK_DEFAULT_BUF_PAGES &&
+         uint64_t(pages + 1) * page * std::max<uint32_t>(cpus, 1) > budget)
+    pages /= 2;
+  return pages;
 }
 
 std::string human_bytes(uint64_t n) {
@@ -45,7 +58,13 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
       throw UsageError(fmt::format("-C {}: this machine has CPUs 0-{}", c, nr_cpus_ ? nr_cpus_ - 1 : 0));
   config_ = session_->config();
   bool change = opts_.buf_pages || opts_.mode || opts_.clock || !opts_.pids.empty() || !opts_.cpus.empty();
-  if (opts_.buf_pages) config_.buf_pages = *opts_.buf_pages;
+  if (opts_.buf_pages) {
+    config_.buf_pages = *opts_.buf_pages;
+  } else if (opts_.session.empty() && !opts_.flight_bytes &&
+             reader_ring_pages(nr_cpus_) > config_.buf_pages) {
+    config_.buf_pages = reader_ring_pages(nr_cpus_);
+    change = true;
+  }
   if (opts_.mode) config_.mode = *opts_.mode;
   if (opts_.clock) config_.clock = *opts_.clock;
   if (!opts_.pids.empty()) config_.pids = opts_.pids;

@@ -204,6 +204,16 @@ class StopSignals {
   void stop_on_child_exit();
 };
 
+// The ring pages per CPU of a capture's own (anonymous) session when no
+// --buffer-pages is given: 1,024 (4 MiB), four times the kernel's default,
+// halved while the rings of 'cpus' CPUs would take over 128 MiB or 1/64 of
+// the RAM, never below the kernel's default.  A reader woken onto the CPU
+// its workload keeps busy (no idle CPU shares that CPU's cache) may wait
+// there for tens of milliseconds: at one 72-byte record per microsecond a
+// 1 MiB ring overflows in 15 ms (records lost in 5 of 7 rounds of
+// bench/userpath.sh's 'record' under -icount), 4 MiB rings lost none.
+uint32_t reader_ring_pages(uint32_t cpus);
+
 // "1.2 MiB", "512 B".
 std::string human_bytes(uint64_t n);
 
