@@ -243,6 +243,13 @@ expect_fail "a refusal then" 1 "no traceable function matches" "$K" probe add 'f
 "$K" probe list >"$T/pl1.txt" 2>&1
 check "keeps 'default' and its probe" grep -qw one1 "$T/pl1.txt"
 check "session destroy default" "$K" session destroy default
+# 'default' created empty by hand is not this command's to take back
+check "session create default" "$K" session create default
+expect_fail "a refusal on an empty 'default' made by hand" 1 "no traceable function matches" \
+	"$K" probe add 'f:none ktrack_nomatch_*'
+"$K" session list >"$T/sl2.txt" 2>&1
+check "keeps it" grep -qw default "$T/sl2.txt"
+check "session destroy default (2)" "$K" session destroy default
 check "session destroy kg2" "$K" session destroy kg2
 check "nothing of it stays enabled" test "$(wc -l <"$TR/enabled_functions")" -eq "$before"
 # scoped to a graph, exits are hooked per function: the glob is matched here

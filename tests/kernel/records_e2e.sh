@@ -148,12 +148,24 @@ check "record -o /dev/stdout streams: all 20,000 writes, nothing parked in /dev"
 	n=\$('$K' report '$T/stdout.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
 	[ \$n -ge 20000 ] && [ \$n -le 20010 ] && ! ls /dev/stdout.cpu* 2>/dev/null"
 check "record parks each CPU's records in FILE.cpuN.spool while it runs" grep -q "park.ktrack.cpu[0-9]*.spool" "$T/park.list"
+check "a capture's own session has 4 MiB rings per CPU by default (1 GiB, 2 CPUs)" \
+	bash -c "'$K' report --header '$T/stdout.ktrack' 2>/dev/null | grep -qx '# buf_pages=1024'"
+# Spool files an earlier recording to the same file kept (killed): every
+# CPU's goes, said, not only those this recording parks records for.
+touch "$T/left.ktrack.cpu0.spool" "$T/left.ktrack.cpu5.spool"
+"$K" record -q -o "$T/left.ktrack" 'p:vz vfs_write if comm ~ "dd"' -- \
+	sh -c 'dd if=/dev/zero of=/dev/null bs=1 count=10 2>/dev/null' 2>"$T/left.err"
+rc=$?
+check "record names the leftover spool files it removes ($(tr '\n' ' ' <"$T/left.err"))" bash -c "[ $rc -eq 0 ] &&
+	grep -q 'removed $T/left.ktrack.cpu0.spool $T/left.ktrack.cpu5.spool, kept by an earlier recording to $T/left.ktrack' '$T/left.err' &&
+	! ls '$T'/left.ktrack.cpu* 2>/dev/null && [ \$('$K' report '$T/left.ktrack' | grep -c ' vz: ') -ge 10 ]"
 check "record --stream parks nothing" test ! -s "$T/stream.list"
 # A full disk while parking: a sentence with the errno, the records parked
 # so far kept and readable, nothing left attached.  50,000 writes make 3.6
-# MB of records; the file system holds 512 KiB.
+# MB of records; the file system holds 512 KiB.  A write of a run longer
+# than that would fail whole and leave the file empty: 256 KiB rings.
 mkdir -p "$T/small" && mount -t tmpfs -o size=512k tmpfs "$T/small"
-"$K" record -q --buffer-pages 1024 -o "$T/small/full.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
+"$K" record -q --buffer-pages 64 -o "$T/small/full.ktrack" 'p:vz vfs_write n=$arg3 if comm ~ "dd"' -- \
 	sh -c 'taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=50000 2>/dev/null' >"$T/full.out" 2>"$T/full.err"
 rc=$?
 check "record on a full disk: exit 2, the errno in words ($(tr '\n' ' ' <"$T/full.err" | tail -c 300))" \

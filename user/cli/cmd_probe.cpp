@@ -72,7 +72,9 @@ const Command probe_cmd(30, [](CLI::App &app) {
     bool created = false;
     auto session = ktrack::Session::open_named(add_opts->session, ktrack::kDevicePath, &created);
     ktrack::ProbeAdded r;
+    uint64_t created_id = 0;
     try {
+      if (created) created_id = ktrack::Session::id_of(add_opts->session);
       // a module that cannot match a glob itself gets the names, as before
       if (c.spec.kernel_glob && !(session.device().version().features & KTRACK_FEAT_KERNEL_GLOB))
         c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit, false);
@@ -82,7 +84,7 @@ const Command probe_cmd(30, [](CLI::App &app) {
       r = pc.add(c.spec, c.blob);
     } catch (...) {
       // A refused probe changes nothing: not even the session it was for.
-      if (created) ktrack::Session::destroy_if_unused(add_opts->session);
+      if (created_id) ktrack::Session::destroy_if_unused(add_opts->session, created_id);
       throw;
     }
     fmt::print("probe {} (id {}) added to session '{}': {}, {}\n", c.spec.name, r.id, add_opts->session,

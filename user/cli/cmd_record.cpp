@@ -148,7 +148,7 @@ const Command record_cmd(31, [](CLI::App &app) {
       "Decode it with 'ktrackctl report FILE'.\n"
       "While recording to a regular file (not a link, in a directory it may write to), each\n"
       "CPU's records are parked raw next to it (FILE.cpuN.spool, as trace-cmd does; any left\n"
-      "there are replaced, and named) and merged, compressed and written at the stop: the traced work\n"
+      "there are removed, and named) and merged, compressed and written at the stop: the traced work\n"
       "pays a write(2) per run of records, not a decode of each.  Until the stop that takes\n"
       "the records' raw size on disk (several times the file).  --stream writes them\n"
       "compressed as they come, as do -o -, -c, --count, --flight and --mode overwrite.  If\n"
@@ -221,14 +221,20 @@ const Command record_cmd(31, [](CLI::App &app) {
       last_bytes = writer.bytes_so_far();
       last_s = st.seconds;
     });
+    // The Ctrl-C that ended the recording is spent; one after it (while the
+    // command ends or the records merge) stops the merge, and the parked
+    // files stay for 'report'.
+    const unsigned interrupts = ktrack::StopSignals::interrupts();
     command.finish();
     if (status && writer.parking())
       fmt::print(stderr, "\r\033[Kmerging the {} parked into {} (Ctrl-C: stop, keep them parked)",
                  ktrack::human_bytes(writer.bytes_so_far()), o->output);
-    // The Ctrl-C that ended the recording is spent; one during the merge
-    // stops it, and the parked files stay for 'report'.
-    const unsigned interrupts = ktrack::StopSignals::interrupts();
-    writer.finish([interrupts] { return ktrack::StopSignals::interrupts() != interrupts; });
+    try {
+      writer.finish([interrupts] { return ktrack::StopSignals::interrupts() != interrupts; });
+    } catch (...) {
+      if (status) fmt::print(stderr, "\r\033[K");
+      throw;
+    }
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {
       const ktrack::TraceWriter &f = writer.file();

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <thread>
 
 #include "probes/probe_attach.hpp"
@@ -22,16 +23,32 @@ std::vector<SessionSetup> &session_setups() {
   return setups;
 }
 
+uint32_t reader_ring_pages(uint32_t cpus, uint64_t ram_pages, uint64_t max_session_pages,
+                           uint64_t max_total_pages) {
+  // In pages, control pages included, as the module counts them.
+  uint64_t budget = std::min<uint64_t>((128ull << 20) / 4096, ram_pages / 64);
+  if (max_session_pages) budget = std::min(budget, max_session_pages);
+  if (max_total_pages) budget = std::min(budget, max_total_pages / 4);  // room for other sessions
+  uint32_t pages = 1024;
+  while (pages > KTRACK_DEFAULT_BUF_PAGES && uint64_t(pages + 1) * std::max<uint32_t>(cpus, 1) > budget)
+    pages /= 2;
+  return pages;
+}
+
+namespace {
+uint64_t module_parameter(const char *name) {
+  std::ifstream in(std::string("/sys/module/ktrack/parameters/") + name);
+  uint64_t v = 0;
+  return in >> v ? v : 0;
+}
+}  // namespace
+
 uint32_t reader_ring_pages(uint32_t cpus) {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   struct sysinfo si;
   const uint64_t ram = ::sysinfo(&si) == 0 ? uint64_t(si.totalram) * si.mem_unit : 0;
-  const uint64_t budget = std::min<uint64_t>(128ull << 20, ram / 64);
-  uint32_t pages = 1024;
-  while (pages > KTRACK_DEFAULT_BUF_PAGES &&
-         uint64_t(pages + 1) * page * std::max<uint32_t>(cpus, 1) > budget)
-    pages /= 2;
-  return pages;
+  return reader_ring_pages(cpus, ram / page, module_parameter("max_pages_per_session"),
+                           module_parameter("max_total_pages"));
 }
 
 std::string human_bytes(uint64_t n) {
@@ -58,12 +75,14 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
       throw UsageError(fmt::format("-C {}: this machine has CPUs 0-{}", c, nr_cpus_ ? nr_cpus_ - 1 : 0));
   config_ = session_->config();
   bool change = opts_.buf_pages || opts_.mode || opts_.clock || !opts_.pids.empty() || !opts_.cpus.empty();
+  const uint32_t kernel_pages = config_.buf_pages;
+  bool implicit_pages = false;
   if (opts_.buf_pages) {
     config_.buf_pages = *opts_.buf_pages;
   } else if (opts_.session.empty() && !opts_.flight_bytes &&
              reader_ring_pages(nr_cpus_) > config_.buf_pages) {
     config_.buf_pages = reader_ring_pages(nr_cpus_);
-    change = true;
+    change = implicit_pages = true;
   }
   if (opts_.mode) config_.mode = *opts_.mode;
   if (opts_.clock) config_.clock = *opts_.clock;
@@ -111,7 +130,17 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
                                  human_bytes(uint64_t(pages) * page * nr_cpus_), human_bytes(pages * page),
                                  nr_cpus_, why));
   }
-  if (change) session_->configure(config_);
+  if (change) {
+    try {
+      session_->configure(config_);
+    } catch (const Error &) {
+      if (!implicit_pages) throw;
+      // Limits we could not see refuse the larger rings nobody asked for:
+      // the kernel's own size then.
+      config_.buf_pages = kernel_pages;
+      session_->configure(config_);
+    }
+  }
 
   setups_.push_back(probe_session_setup(opts_.graph_root, opts_.graph_depth));
   for (const auto &ext : session_setups()) setups_.push_back(ext);

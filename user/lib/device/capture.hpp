@@ -210,9 +210,14 @@ class StopSignals {
 // the RAM, never below the kernel's default.  A reader woken onto the CPU
 // its workload keeps busy (no idle CPU shares that CPU's cache) may wait
 // there for tens of milliseconds: at one 72-byte record per microsecond a
-// 1 MiB ring overflows in 15 ms (records lost in 5 of 7 rounds of
-// bench/userpath.sh's 'record' under -icount), 4 MiB rings lost none.
+// 1 MiB ring overflows in 15 ms (records lost in 9 of 10 rounds of
+// 'record' under -icount), 4 MiB rings lost none in 10.
+// Also within the module's max_pages_per_session and a quarter of its
+// max_total_pages when they are set (read from /sys/module/ktrack).
 uint32_t reader_ring_pages(uint32_t cpus);
+// The same from given figures (0: not set), in pages.
+uint32_t reader_ring_pages(uint32_t cpus, uint64_t ram_pages, uint64_t max_session_pages,
+                           uint64_t max_total_pages);
 
 // "1.2 MiB", "512 B".
 std::string human_bytes(uint64_t n);

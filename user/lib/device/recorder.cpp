@@ -77,11 +77,15 @@ Recorder::~Recorder() {
 void Recorder::run(const std::atomic<bool> &stop, const std::function<void(const CaptureStatus &)> &on_tick) {
   if (may_park_ && cap_.can_run_runs()) {
     spool_ = std::make_unique<RecordSpool>(path_);
-    // They go as a recording to the same file does: said, not silently.
+    // They go as the file of a recording to the same path does, but said:
+    // every CPU's, not only those that will park records again.
     std::string list;
-    for (const auto &f : spool_->leftovers()) list += " " + f;
+    for (const auto &f : spool_->leftovers()) {
+      ::unlink(f.c_str());
+      list += " " + f;
+    }
     if (!list.empty())
-      fmt::print(stderr, "ktrackctl: replacing{}, kept by an earlier recording to {} that did not finish\n",
+      fmt::print(stderr, "ktrackctl: removed{}, kept by an earlier recording to {} that did not finish\n",
                  list, path_);
   }
   if (!spool_) {

@@ -149,10 +149,17 @@ Session Session::open_named(const std::string &name, const std::string &path, bo
   return Session(std::move(dev), name);
 }
 
-void Session::destroy_if_unused(const std::string &name, const std::string &path) {
+uint64_t Session::id_of(const std::string &name, const std::string &path) {
+  for (const SessionInfo &s : list(path))
+    if (s.name == name) return s.id;
+  return 0;
+}
+
+void Session::destroy_if_unused(const std::string &name, uint64_t id, const std::string &path) {
   try {
     for (const SessionInfo &s : list(path))
-      if (s.name == name && s.nr_probes == 0 && s.nr_fds <= 1 && s.state == KTRACK_STATE_IDLE)
+      if (s.name == name && s.id == id && id && s.nr_probes == 0 && s.nr_fds <= 1 &&
+          s.state == KTRACK_STATE_IDLE)
         destroy(name, path);
   } catch (const Error &) {
     // it stays, as it would have without this

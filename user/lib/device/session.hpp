@@ -95,11 +95,15 @@ class Session {
   // ('*created' says whether this call created it).
   static Session open_named(const std::string &name, const std::string &path = kDevicePath,
                             bool *created = nullptr);
-  // Destroys the named session 'name' if it is as open_named() left it when
-  // creating it (idle, no probe, only this process attached): what a command
-  // that created it does when it then fails, so a refused command leaves no
-  // session behind.  Best effort: a session someone else took is kept.
-  static void destroy_if_unused(const std::string &name, const std::string &path = kDevicePath);
+  // The id of the named session 'name' (0: none), as 'session list' shows.
+  static uint64_t id_of(const std::string &name, const std::string &path = kDevicePath);
+  // Destroys the named session 'name' if it is still the one with 'id' and as
+  // open_named() left it when creating it (idle, no probe, only this process
+  // attached): what a command that created it does when it then fails, so a
+  // refused command leaves no session behind.  Best effort: a session someone
+  // else took is kept, except one attached to, and given a probe, between
+  // this check and the destroy (the kernel has no conditional destroy).
+  static void destroy_if_unused(const std::string &name, uint64_t id, const std::string &path = kDevicePath);
   // Destroys the named session (stops it, detaches its probes).
   static void destroy(const std::string &name, const std::string &path = kDevicePath);
   // Destroys every named session (lets 'rmmod ktrack' succeed).

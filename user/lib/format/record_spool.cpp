@@ -44,8 +44,9 @@ std::vector<std::string> RecordSpool::leftovers() const {
   std::vector<std::string> out;
   std::error_code ec;
   const fs::path dir = base.has_parent_path() ? base.parent_path() : fs::path(".");
-  for (const auto &e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  // No throwing increments: a directory that cannot be read names nothing.
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     if (name.size() <= prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0 ||
         !name.ends_with(".spool"))
       continue;

@@ -75,7 +75,7 @@ class RecordSpool {
   // The files that hold parked records now (after a merge: none).
   std::vector<std::string> files() const;
   // Files of this base that exist before anything is parked: what a killed
-  // or failed recording to the same file kept.  Parking replaces them.
+  // or failed recording to the same file kept (the recorder removes them).
   std::vector<std::string> leftovers() const;
 
  private:
