@@ -148,8 +148,29 @@ check "record -o /dev/stdout streams: all 20,000 writes, nothing parked in /dev"
 	n=\$('$K' report '$T/stdout.ktrack' | grep -cE ' vz: .*vfs_write.* n=0x1\$') &&
 	[ \$n -ge 20000 ] && [ \$n -le 20010 ] && ! ls /dev/stdout.cpu* 2>/dev/null"
 check "record parks each CPU's records in FILE.cpuN.spool while it runs" grep -q "park.ktrack.cpu[0-9]*.spool" "$T/park.list"
-check "a capture's own session has 4 MiB rings per CPU by default (1 GiB, 2 CPUs)" \
-	bash -c "'$K' report --header '$T/stdout.ktrack' 2>/dev/null | grep -qx '# buf_pages=1024'"
+# A capture's own session has larger rings than the kernel's 256 pages by
+# default: 1,024 where 1/64 of the RAM holds them (2 CPUs, 1 GiB).
+want_pages=1024
+[ $(( $(getconf _NPROCESSORS_CONF) * 1025 * 4096 )) -le $(( $(awk '/^MemTotal/ { print $2 }' /proc/meminfo) * 1024 / 64 )) ] ||
+	want_pages=512
+check "a capture's own session has $want_pages-page rings per CPU by default" \
+	bash -c "'$K' report --header '$T/stdout.ktrack' 2>/dev/null | grep -qx '# buf_pages=$want_pages'"
+# Other sessions hold most of the module's ring budget: the larger rings are
+# refused at the start, and the kernel's own size is used, said.
+# max_total_pages 5,000: 'hog' takes 2 x 2,049; the default for 2 CPUs is
+# then 512 pages (2 x 513 <= 5,000 / 4), which no longer fits; 256 does.
+old_total=$(cat /sys/module/ktrack/parameters/max_total_pages)
+echo 5000 >/sys/module/ktrack/parameters/max_total_pages
+"$K" session create hog --buffer-pages 2048 >/dev/null 2>&1 && "$K" session start hog >/dev/null 2>&1
+"$K" record -o "$T/budget.ktrack" 'p:vz vfs_write if comm ~ "dd"' -- \
+	sh -c 'dd if=/dev/zero of=/dev/null bs=1 count=10 2>/dev/null' >/dev/null 2>"$T/budget.err"
+rc=$?
+"$K" session destroy hog >/dev/null 2>&1
+echo "$old_total" >/sys/module/ktrack/parameters/max_total_pages
+check "rings refused for the module's budget: the kernel's size, said ($(tr '\n' ' ' <"$T/budget.err"))" bash -c "
+	[ $rc -eq 0 ] && grep -q 'rings of 1.0 MiB per CPU, the kernel.s default: the larger ones were refused' '$T/budget.err' &&
+	'$K' report --header '$T/budget.ktrack' 2>/dev/null | grep -qx '# buf_pages=256' &&
+	[ \$('$K' report '$T/budget.ktrack' | grep -c ' vz: ') -ge 10 ]"
 # Spool files an earlier recording to the same file kept (killed): every
 # CPU's goes, said, not only those this recording parks records for.
 touch "$T/left.ktrack.cpu0.spool" "$T/left.ktrack.cpu5.spool"

@@ -74,7 +74,11 @@ const Command probe_cmd(30, [](CLI::App &app) {
     ktrack::ProbeAdded r;
     uint64_t created_id = 0;
     try {
-      if (created) created_id = ktrack::Session::id_of(add_opts->session);
+      created_id = created ? ktrack::Session::id_of(add_opts->session) : 0;
+    } catch (const ktrack::Error &) {
+      // not known: a refusal then keeps the session, as before
+    }
+    try {
       // a module that cannot match a glob itself gets the names, as before
       if (c.spec.kernel_glob && !(session.device().version().features & KTRACK_FEAT_KERNEL_GLOB))
         c = ktrack::compile_probe_for_system(add_opts->spec, add_opts->stack, add_opts->limit, false);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <exception>
 #include <memory>
 
 #include "capture_options.hpp"
@@ -206,6 +207,15 @@ const Command record_cmd(31, [](CLI::App &app) {
     capture = &cap;
     ktrack::Recorder writer(cap, o->output, kallsyms, codec, o->stream);
     const bool status = !o->quiet && ::isatty(STDERR_FILENO);
+    // A failure's messages (the recorder's, then the error) start on a line
+    // of their own, not after the status line.  Declared after 'writer', so
+    // it goes first.
+    struct ClearStatusOnError {
+      bool on;
+      ~ClearStatusOnError() {
+        if (on && std::uncaught_exceptions()) fmt::print(stderr, "\r\033[K");
+      }
+    } clear_status{status};
     uint64_t last_events = 0, last_bytes = 0;
     double last_s = 0;
     start_capture(cap, o->quiet ? "" : fmt::format("recording to {}", o->output));
@@ -229,12 +239,7 @@ const Command record_cmd(31, [](CLI::App &app) {
     if (status && writer.parking())
       fmt::print(stderr, "\r\033[Kmerging the {} parked into {} (Ctrl-C: stop, keep them parked)",
                  ktrack::human_bytes(writer.bytes_so_far()), o->output);
-    try {
-      writer.finish([interrupts] { return ktrack::StopSignals::interrupts() != interrupts; });
-    } catch (...) {
-      if (status) fmt::print(stderr, "\r\033[K");
-      throw;
-    }
+    writer.finish([interrupts] { return ktrack::StopSignals::interrupts() != interrupts; });
     if (status) fmt::print(stderr, "\r\033[K");
     if (!o->quiet) {
       const ktrack::TraceWriter &f = writer.file();

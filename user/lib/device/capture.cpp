@@ -23,10 +23,11 @@ std::vector<SessionSetup> &session_setups() {
   return setups;
 }
 
-uint32_t reader_ring_pages(uint32_t cpus, uint64_t ram_pages, uint64_t max_session_pages,
+uint32_t reader_ring_pages(uint32_t cpus, uint64_t page_bytes, uint64_t ram_bytes, uint64_t max_session_pages,
                            uint64_t max_total_pages) {
   // In pages, control pages included, as the module counts them.
-  uint64_t budget = std::min<uint64_t>((128ull << 20) / 4096, ram_pages / 64);
+  page_bytes = std::max<uint64_t>(page_bytes, 1);
+  uint64_t budget = std::min<uint64_t>(128ull << 20, ram_bytes / 64) / page_bytes;
   if (max_session_pages) budget = std::min(budget, max_session_pages);
   if (max_total_pages) budget = std::min(budget, max_total_pages / 4);  // room for other sessions
   uint32_t pages = 1024;
@@ -47,7 +48,7 @@ uint32_t reader_ring_pages(uint32_t cpus) {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   struct sysinfo si;
   const uint64_t ram = ::sysinfo(&si) == 0 ? uint64_t(si.totalram) * si.mem_unit : 0;
-  return reader_ring_pages(cpus, ram / page, module_parameter("max_pages_per_session"),
+  return reader_ring_pages(cpus, page, ram, module_parameter("max_pages_per_session"),
                            module_parameter("max_total_pages"));
 }
 
@@ -75,14 +76,13 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
       throw UsageError(fmt::format("-C {}: this machine has CPUs 0-{}", c, nr_cpus_ ? nr_cpus_ - 1 : 0));
   config_ = session_->config();
   bool change = opts_.buf_pages || opts_.mode || opts_.clock || !opts_.pids.empty() || !opts_.cpus.empty();
-  const uint32_t kernel_pages = config_.buf_pages;
-  bool implicit_pages = false;
+  kernel_pages_ = config_.buf_pages;
   if (opts_.buf_pages) {
     config_.buf_pages = *opts_.buf_pages;
   } else if (opts_.session.empty() && !opts_.flight_bytes &&
              reader_ring_pages(nr_cpus_) > config_.buf_pages) {
     config_.buf_pages = reader_ring_pages(nr_cpus_);
-    change = implicit_pages = true;
+    change = implicit_pages_ = true;
   }
   if (opts_.mode) config_.mode = *opts_.mode;
   if (opts_.clock) config_.clock = *opts_.clock;
@@ -134,10 +134,11 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
     try {
       session_->configure(config_);
     } catch (const Error &) {
-      if (!implicit_pages) throw;
+      if (!implicit_pages_) throw;
       // Limits we could not see refuse the larger rings nobody asked for:
       // the kernel's own size then.
-      config_.buf_pages = kernel_pages;
+      config_.buf_pages = kernel_pages_;
+      implicit_pages_ = false;
       session_->configure(config_);
     }
   }
@@ -207,12 +208,33 @@ bool Capture::keep(std::span<const uint8_t> rec) {
   return h.tgid != h.pid && comms_.lookup(h.tgid) == opts_.comm;
 }
 
-void Capture::start() {
-  if (reader_) return;
+void Capture::open_rings() {
   reader_ = std::make_unique<MmapReader>(*session_);
   if (session_->stats().state != KTRACK_STATE_RUNNING) {
     session_->start();
     started_ = true;
+  }
+}
+
+void Capture::start() {
+  if (reader_) return;
+  try {
+    open_rings();
+  } catch (const Error &) {
+    // Other sessions hold most of the module's ring budget (ENOSPC at the
+    // mapping or the start): the kernel's own size, said.  Any other error
+    // comes again.
+    if (!implicit_pages_) throw;
+    reader_.reset();
+    implicit_pages_ = false;
+    config_.buf_pages = kernel_pages_;
+    session_->configure(config_);
+    open_rings();
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    notes_.push_back(fmt::format(
+        "rings of {} per CPU, the kernel's default: the larger ones were refused (other sessions hold "
+        "ktrack's ring budget; see /sys/module/ktrack/parameters/max_total_pages)",
+        human_bytes(uint64_t(kernel_pages_) * page)));
   }
 }
 

@@ -179,6 +179,11 @@ class Capture {
   SessionConfig config_;
   uint32_t nr_cpus_ = 0;
   bool started_ = false;  // this capture started the session
+  // The rings are reader_ring_pages(), which nobody asked for: the kernel's
+  // own size (kernel_pages_) is tried when the module refuses them.
+  bool implicit_pages_ = false;
+  uint32_t kernel_pages_ = 0;
+  void open_rings();
   std::vector<SessionSetup> setups_;
   bool detached_ = false;  // the setups took back what they attached
   std::unique_ptr<MmapReader> reader_;
@@ -215,8 +220,9 @@ class StopSignals {
 // Also within the module's max_pages_per_session and a quarter of its
 // max_total_pages when they are set (read from /sys/module/ktrack).
 uint32_t reader_ring_pages(uint32_t cpus);
-// The same from given figures (0: not set), in pages.
-uint32_t reader_ring_pages(uint32_t cpus, uint64_t ram_pages, uint64_t max_session_pages,
+// The same from given figures: the page size and RAM in bytes, the module's
+// limits in pages (0: not set).
+uint32_t reader_ring_pages(uint32_t cpus, uint64_t page_bytes, uint64_t ram_bytes, uint64_t max_session_pages,
                            uint64_t max_total_pages);
 
 // "1.2 MiB", "512 B".

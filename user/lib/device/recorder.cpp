@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "device/ring_reader.hpp"
@@ -81,8 +83,11 @@ void Recorder::run(const std::atomic<bool> &stop, const std::function<void(const
     // every CPU's, not only those that will park records again.
     std::string list;
     for (const auto &f : spool_->leftovers()) {
-      ::unlink(f.c_str());
-      list += " " + f;
+      if (::unlink(f.c_str()) == 0)
+        list += " " + f;
+      else
+        fmt::print(stderr, "ktrackctl: cannot remove {}, left by an earlier recording to {}: {}\n", f, path_,
+                   std::strerror(errno));
     }
     if (!list.empty())
       fmt::print(stderr, "ktrackctl: removed{}, kept by an earlier recording to {} that did not finish\n",

@@ -190,6 +190,8 @@ void RecordSpool::merge(const std::function<void(std::span<const uint8_t>)> &out
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> next;
   for (size_t i = 0; i < cursors.size(); i++)
     if (cursors[i].ready()) next.push({cursors[i].ts(), i});
+  // A Ctrl-C may have come before the merge: a short merge never asks again.
+  if (abandon && abandon()) throw Error("stopped merging the parked records, as asked");
   uint64_t merged = 0;
   while (!next.empty()) {
     const size_t i = next.top().second;

@@ -62,8 +62,8 @@ class RecordSpool {
   // Merged output is a stream: a CPU's records that go back in time (an
   // NMI's record committed before the one it interrupted) keep ring order.
   //
-  // 'abandon', asked every few thousand records, stops the merge with an
-  // Error when it returns true (a second Ctrl-C): the files stay.
+  // 'abandon', asked first and then every 4,096 records, stops the merge
+  // with an Error when it returns true (a second Ctrl-C): the files stay.
   void merge(const std::function<void(std::span<const uint8_t>)> &out,
              const std::function<bool()> &abandon = {});
   // Removes the files: their records are safe elsewhere.
