@@ -142,6 +142,9 @@ Capture::Capture(CaptureOptions opts) : opts_(std::move(opts)) {
       session_->configure(config_);
     }
   }
+  // Mapped now, before a recorder writes the size into its file's header:
+  // if the module refuses rings nobody asked for, the smaller ones are known.
+  if (implicit_pages_) map_rings();
 
   setups_.push_back(probe_session_setup(opts_.graph_root, opts_.graph_depth));
   for (const auto &ext : session_setups()) setups_.push_back(ext);
@@ -208,34 +211,35 @@ bool Capture::keep(std::span<const uint8_t> rec) {
   return h.tgid != h.pid && comms_.lookup(h.tgid) == opts_.comm;
 }
 
-void Capture::open_rings() {
-  reader_ = std::make_unique<MmapReader>(*session_);
-  if (session_->stats().state != KTRACK_STATE_RUNNING) {
-    session_->start();
-    started_ = true;
-  }
-}
-
-void Capture::start() {
+void Capture::map_rings() {
   if (reader_) return;
   try {
-    open_rings();
+    reader_ = std::make_unique<MmapReader>(*session_);
   } catch (const Error &) {
-    // Other sessions hold most of the module's ring budget (ENOSPC at the
-    // mapping or the start): the kernel's own size, said.  Any other error
-    // comes again.
+    // The first mapping allocates the rings: other sessions may hold most
+    // of the module's ring budget (ENOSPC).  The kernel's own size then,
+    // said; any other error comes again.
     if (!implicit_pages_) throw;
-    reader_.reset();
     implicit_pages_ = false;
     config_.buf_pages = kernel_pages_;
     session_->configure(config_);
-    open_rings();
+    reader_ = std::make_unique<MmapReader>(*session_);
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     notes_.push_back(fmt::format(
         "rings of {} per CPU, the kernel's default: the larger ones were refused (other sessions hold "
         "ktrack's ring budget; see /sys/module/ktrack/parameters/max_total_pages)",
         human_bytes(uint64_t(kernel_pages_) * page)));
   }
+}
+
+void Capture::start() {
+  if (start_done_) return;
+  map_rings();
+  if (session_->stats().state != KTRACK_STATE_RUNNING) {
+    session_->start();
+    started_ = true;
+  }
+  start_done_ = true;
 }
 
 void Capture::run(const std::function<void(std::span<const uint8_t>)> &on_record,

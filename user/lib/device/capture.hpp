@@ -109,7 +109,8 @@ struct CaptureStatus {
 // The life of a capture, and what each step guarantees:
 //   Capture()  opens or attaches, configures, attaches the specs: probes are
 //              armed but the session does not record yet (their hits are
-//              counted as idle, see ProbeInfo::idle);
+//              counted as idle, see ProbeInfo::idle); when it chose the ring
+//              size itself (reader_ring_pages), it maps the rings too;
 //   start()    maps the rings and starts the session: from here on every
 //              hit is delivered or counted lost.  Show notes() after it;
 //   run()      delivers records until stopped (calls start() if needed), then
@@ -183,7 +184,8 @@ class Capture {
   // own size (kernel_pages_) is tried when the module refuses them.
   bool implicit_pages_ = false;
   uint32_t kernel_pages_ = 0;
-  void open_rings();
+  bool start_done_ = false;
+  void map_rings();
   std::vector<SessionSetup> setups_;
   bool detached_ = false;  // the setups took back what they attached
   std::unique_ptr<MmapReader> reader_;
